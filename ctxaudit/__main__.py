@@ -1,0 +1,3 @@
+from ctxaudit.cli import main
+
+raise SystemExit(main())
