@@ -1,0 +1,486 @@
+"""S1-S7 and C1: the ledger and the reference model, driven in lockstep.
+
+One :class:`SettlementMachine` creates conversations and sends requests on
+every path (``query``, ``responses``, ``streaming_query``,
+``responses_stream``), compacted or not, stored or not, continued from a
+previous response or not, with shields blocking, writes failing, and streams
+ended by their stream end, the interrupt callback or the client's
+cancellation, fired in any order and at any chunk. After every step each
+conversation is compared with the model item by item (S6); on the way the
+rules check C1 (compaction decisions and the explicit input inference got),
+S3 (only the first finisher settles: the interrupt callback says whether it
+did), S5 (no TurnNotStoredError) and S7 (which requests fail on a failed
+write, and that nothing of the turn remains).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import event as note_event
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+)
+from settlement_support import (
+    INSTRUCTIONS,
+    REFUSAL,
+    UNSAFE,
+    Loop,
+    StreamClient,
+    summarize,
+)
+
+from ledger import CompactionConfig, FaultInjectingStore, Ledger, Request, WriteFailedError
+from ledger.backends import Script, ScriptedBackend
+from ledger.server import InferenceCall, InferenceServer, counting_ids
+from ledger.shields import KeywordShield
+from model import settlement as model
+
+BLOCKING = ("query", "responses")
+STREAMING = ("streaming_query", "responses_stream")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A compaction configuration; every limit is a whole number of tokens."""
+
+    window: int
+    ratio: float
+    floor: int
+    buffer: int
+
+    @property
+    def limit(self) -> int:
+        return int(max(self.ratio * self.window, self.floor))
+
+
+SETUPS = (
+    Setup(window=64, ratio=0.5, floor=0, buffer=1),  # ratio side binds (32)
+    Setup(window=120, ratio=0.5, floor=80, buffer=0),  # floor binds (80)
+    Setup(window=160, ratio=0.5, floor=40, buffer=2),  # ratio side binds (80)
+    Setup(window=100, ratio=0.75, floor=75, buffer=1),  # both sides at 75
+)
+
+
+@dataclass(frozen=True)
+class Send:
+    """How a request is built.
+
+    ``size``: ``short``; ``at_limit`` / ``over_limit``: padded so the estimate
+    is exactly the compaction limit / one token over it (when the
+    conversation leaves room); ``long``: far over. ``cont``: continue from
+    the conversation's last recorded response. ``unsafe``: the text trips the
+    shield (which only ``responses`` paths consult). ``fail``: the turn's
+    write fails after that many items (only armed when a write happens).
+    """
+
+    size: str = "short"
+    form: str = "text"
+    store: bool = True
+    cont: bool = False
+    unsafe: bool = False
+    chunks: int = 2
+    fail: int | None = None
+
+
+sends = st.builds(
+    Send,
+    size=st.sampled_from(["short", "at_limit", "over_limit", "long"]),
+    form=st.sampled_from(["text", "items"]),
+    store=st.sampled_from([True, True, True, False]),
+    cont=st.booleans(),
+    unsafe=st.sampled_from([False, False, True]),
+    chunks=st.integers(1, 3),
+    fail=st.none() | st.none() | st.integers(0, 2),
+)
+fails = st.none() | st.none() | st.integers(0, 2)
+finisher_orders = st.lists(
+    st.sampled_from(["end", "interrupt", "cancel"]), min_size=1, max_size=3, unique=True
+).map(tuple)
+
+
+@dataclass(eq=False)
+class Stream:
+    """A stream in flight, as the test sees it."""
+
+    name: str
+    conv: str
+    path: str
+    tag: str
+    plan: model.Plan
+    chunks: tuple[str, ...]
+    gate: asyncio.Semaphore
+    client: StreamClient
+    request_id: str = ""
+    blocked: bool = False
+    released: int = 0
+    received: int = 0
+    settled_by: str | None = None
+    seen: int = 0
+
+    def __repr__(self) -> str:
+        return self.name
+
+    @property
+    def terminal(self) -> bool:
+        return any(e.type in ("done", "interrupted") for e in self.client.events)
+
+
+@dataclass
+class Tracked:
+    plan: model.Plan
+    checked_call: bool = False
+    calls: list[InferenceCall] = field(default_factory=list)
+
+
+class SettlementMachine(RuleBasedStateMachine):
+    conversations = Bundle("conversations")
+    streams = Bundle("streams")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = Loop()
+        self.numbers = itertools.count(1)
+        self.store = FaultInjectingStore(":memory:")
+        self.scripts: dict[str, Script] = {}
+        self.tracked: dict[str, Tracked] = {}
+        self.backend = ScriptedBackend(self._script)
+        self.convs: dict[str, tuple[model.Turn, ...]] = {}
+        self.last_response: dict[str, str] = {}
+        self.open_streams: list[Stream] = []
+        self.calls_seen = 0
+
+    # -- set-up ----------------------------------------------------------------
+
+    @initialize(target=conversations, setup=st.sampled_from(SETUPS))
+    def configure(self, setup: Setup) -> str:
+        """Build the ledger with ``setup`` and open a first conversation."""
+        self.setup = setup
+        config = CompactionConfig(
+            context_window=setup.window,
+            threshold_ratio=setup.ratio,
+            token_floor=setup.floor,
+            buffer_turns=setup.buffer,
+        )
+        server = InferenceServer(self.store, self.backend, response_ids=counting_ids())
+        self.ledger = Ledger(
+            self.store,
+            server,
+            config,
+            shield=KeywordShield(UNSAFE, REFUSAL),
+            summarizer=summarize,
+            instructions=INSTRUCTIONS,
+        )
+        self.params = model.Params(
+            setup.window, setup.ratio, setup.floor, setup.buffer, INSTRUCTIONS, summarize
+        )
+        return self.new_conversation()
+
+    def _script(self, call: InferenceCall) -> Script:
+        last = call.input[-1]["content"]
+        tag = str(last).split(" ")[0]
+        self.tracked[tag].calls.append(call)
+        return self.scripts[tag]
+
+    # -- building requests -----------------------------------------------------
+
+    def _input(self, tag: str, send: Send, pad: int) -> str | tuple[dict[str, Any], ...]:
+        text = tag + (f" {UNSAFE}" if send.unsafe else "") + (" " + "x" * pad if pad else "")
+        if send.form == "text":
+            return text
+        return (
+            {"type": "message", "role": "user", "content": "context follows"},
+            {"type": "message", "role": "user", "content": text},
+        )
+
+    def _padding(self, conv: str, tag: str, send: Send) -> int:
+        if send.size == "short":
+            return 0
+        if send.size == "long":
+            return 4 * self.setup.window
+        target = self.setup.limit + (1 if send.size == "over_limit" else 0)
+        history = [item[2] for item in model.flatten(self.convs[conv])]
+
+        def estimate(pad: int) -> int:
+            new = model.input_items(self._input(tag, send, pad))
+            return model.estimate(INSTRUCTIONS, history, new)
+
+        if estimate(0) >= target:
+            return 0
+        pad = max(0, 4 * (target - estimate(0)) - 4)
+        while estimate(pad) < target:
+            pad += 1
+        return pad
+
+    def _new_request(
+        self, conv: str, path: str, send: Send
+    ) -> tuple[str, Request, model.Plan, tuple[str, ...]]:
+        tag = f"q{next(self.numbers)}"
+        previous = self.last_response.get(conv) if send.cont else None
+        value = self._input(tag, send, self._padding(conv, tag, send))
+        request = Request(value, conv, store=send.store, previous_response_id=previous)
+        plan = model.plan(
+            self.convs,
+            model.Request(conv, value, path, send.store, previous),  # type: ignore[arg-type]
+            self.params,
+        )
+        self.tracked[tag] = Tracked(plan)
+        chunks = tuple(f"{tag}{letter}" for letter in "abc"[: send.chunks])
+        return tag, request, plan, chunks
+
+    def _arm(self, plan: model.Plan, ending: model.Ending, fail: int | None) -> bool:
+        """Arm a write failure when ``fail`` asks for one and the ending writes."""
+        if fail is None or model.writer(plan, ending) is None:
+            return False
+        self.store.fail_next_write(after_items=fail)
+        return True
+
+    def _settle(self, plan: model.Plan, ending: model.Ending, failing: bool) -> model.Outcome:
+        self.convs, outcome = model.settle(self.convs, plan, ending, write_fails=failing)
+        note_event(f"{plan.request.path}: {type(ending).__name__}")
+        note_event(f"writer={outcome.writer} compacted={plan.compacted} failed={failing}")
+        if plan.request.previous_response_id is not None:
+            note_event("continuation")
+        assert not self.store.fault_pending, "an armed write failure was not consumed"
+        return outcome
+
+    # -- rules -------------------------------------------------------------------
+
+    @rule(target=conversations)
+    def new_conversation(self) -> str:
+        conv = self.ledger.create_conversation(f"c{next(self.numbers)}")
+        self.convs[conv] = ()
+        return conv
+
+    @rule(conv=conversations, path=st.sampled_from(BLOCKING), send=sends)
+    def blocking_request(self, conv: str, path: str, send: Send) -> None:
+        tag, request, plan, chunks = self._new_request(conv, path, send)
+        self.scripts[tag] = Script(chunks)
+        blocked = send.unsafe and path == "responses"
+        ending: model.Ending = model.Blocked(REFUSAL) if blocked else model.Completed(chunks)
+        failing = self._arm(plan, ending, send.fail)
+        endpoint = self.ledger.query if path == "query" else self.ledger.responses
+        if failing:  # S7: the blocking paths fail the request
+            with pytest.raises(WriteFailedError):
+                self.loop.run(endpoint(request))
+        else:
+            reply = self.loop.run(endpoint(request))
+            assert reply.compacted == plan.compacted, "C1: compaction decision differs"
+            assert reply.blocked == blocked
+            assert list(reply.output) == list(model.output(ending))
+            if reply.response_id is not None:
+                self.last_response[conv] = reply.response_id
+        self._settle(plan, ending, failing)
+
+    @rule(target=streams, conv=conversations, path=st.sampled_from(STREAMING), send=sends)
+    def start_stream(self, conv: str, path: str, send: Send) -> Stream:
+        tag, request, plan, chunks = self._new_request(conv, path, send)
+        gate = asyncio.Semaphore(0)
+        self.scripts[tag] = Script(chunks, gate)
+        endpoint = (
+            self.ledger.streaming_query
+            if path == "streaming_query"
+            else self.ledger.responses_stream
+        )
+        client = StreamClient(self.loop, endpoint(request))
+        stream = Stream(f"s_{tag}", conv, path, tag, plan, chunks, gate, client)
+        stream.blocked = send.unsafe and path == "responses_stream"
+        failing = False
+        if stream.blocked:  # the shield settles the turn before anything streams
+            failing = self._arm(plan, model.Blocked(REFUSAL), send.fail)
+        client.request()
+        self.loop.spin(lambda: client.answered >= 1)
+        assert client.types() == ["created"], client.types()
+        created = client.events[0]
+        stream.request_id = created.request_id
+        assert created.compacted == plan.compacted, "C1: compaction decision differs"
+        if stream.blocked:
+            stream.settled_by = "shield"
+            self._settle(plan, model.Blocked(REFUSAL), failing)
+        self.open_streams.append(stream)
+        return stream
+
+    def _pull(self, stream: Stream, *, release: bool) -> None:
+        """Ask the client for one more event; optionally let inference take one step."""
+        client = stream.client
+        if not client.waiting:
+            client.request()
+        if release and stream.released < len(stream.chunks) + 1:
+            stream.released += 1
+            stream.gate.release()
+        self.loop.spin(lambda: not client.waiting)
+        self._absorb(stream)
+
+    def _absorb(self, stream: Stream, failing: bool = False) -> None:
+        """Account for the events the client received since last time."""
+        for event in stream.client.events[stream.seen :]:
+            stream.seen += 1
+            if event.type == "delta":
+                assert stream.settled_by is None, f"{stream}: a chunk streamed after settling"
+                stream.received += 1
+            elif event.type == "done" and not stream.blocked:
+                assert stream.settled_by is None, f"{stream}: stream end after {stream.settled_by}"
+                stream.settled_by = "end"
+                self._settle(stream.plan, model.Completed(stream.chunks), failing)
+                if event.response_id is not None:
+                    self.last_response[stream.conv] = event.response_id
+            elif event.type == "interrupted":
+                assert stream.settled_by in ("interrupt", "cancel"), stream.settled_by
+
+    @rule(stream=streams)
+    def stream_next_chunk(self, stream: Stream) -> None:
+        """The client reads one more event and inference takes one more step."""
+        if stream.client.alive:
+            self._pull(stream, release=True)
+
+    @rule(stream=streams)
+    def stream_wait(self, stream: Stream) -> None:
+        """The client asks for the next event while inference is stalled (it waits inside)."""
+        if stream.client.alive:
+            self._pull(stream, release=False)
+
+    @rule(stream=streams, order=finisher_orders, fail=fails)
+    def stream_finish(self, stream: Stream, order: tuple[str, ...], fail: int | None) -> None:
+        """Stream end, interrupt callback and cancellation arrive in ``order``.
+
+        Only the first that finds the turn unsettled settles it (S3); ``fail``
+        makes that one's write fail (S7).
+        """
+        finishers = {"end": self._end, "interrupt": self._interrupt, "cancel": self._cancel}
+        for name in order:
+            finishers[name](stream, fail)
+
+    def _end(self, stream: Stream, fail: int | None) -> None:
+        """Inference runs to the end; the client reads up to the final event."""
+        client = stream.client
+        if not client.alive or stream.terminal:
+            return
+        failing = False
+        if stream.settled_by is None:
+            failing = self._arm(stream.plan, model.Completed(stream.chunks), fail)
+        while stream.released < len(stream.chunks) + 1:
+            stream.released += 1
+            stream.gate.release()
+        for _ in range(len(stream.chunks) + 4):
+            if stream.terminal or not client.alive:
+                break
+            if not client.waiting:
+                client.request()
+            self.loop.spin(lambda: not client.waiting)
+            self._absorb(stream, failing)
+        assert stream.terminal, f"{stream}: no final event ({client.types()}, {client.error!r})"
+
+    def _interrupt(self, stream: Stream, fail: int | None) -> None:
+        """The interrupt callback fires (the client hit stop)."""
+        registered = stream.client.alive and not stream.blocked
+        first = registered and stream.settled_by is None
+        ending = model.Interrupted(stream.chunks[: stream.received])
+        failing = self._arm(stream.plan, ending, fail) if first else False
+        if registered:
+            note_event(f"interrupt after {stream.settled_by}")
+        settled = self.ledger.interrupt(stream.request_id)
+        assert settled == first, f"S3: interrupt settled={settled}, expected {first}"
+        if first:
+            stream.settled_by = "interrupt"
+            self._settle(stream.plan, ending, failing)
+        self.loop.spin(lambda: not stream.client.waiting)
+        self._absorb(stream)
+
+    def _cancel(self, stream: Stream, fail: int | None) -> None:
+        """The client goes away: its task is cancelled (the cancellation handler runs)."""
+        client = stream.client
+        if not client.alive:
+            return
+        first = stream.settled_by is None
+        ending = model.Cancelled(stream.chunks[: stream.received])
+        failing = self._arm(stream.plan, ending, fail) if first else False
+        note_event(f"cancel after {stream.settled_by}")
+        if client.waiting:
+            note_event("cancelled inside the stream's await")
+        client.task.cancel()
+        self.loop.spin(lambda: client.task.done())
+        assert client.task.done()
+        assert stream.request_id not in self.ledger.active_streams()
+        if first:
+            stream.settled_by = "cancel"
+            self._settle(stream.plan, ending, failing)
+        self._absorb(stream)
+
+    @rule(stream=streams)
+    def stream_read_to_end(self, stream: Stream) -> None:
+        """The client reads the stream to its end (inference runs to the end if it still can)."""
+        client = stream.client
+        if not client.alive:
+            return
+        while stream.released < len(stream.chunks) + 1:
+            stream.released += 1
+            stream.gate.release()
+        for _ in range(len(stream.chunks) + 6):
+            if not client.alive:
+                break
+            if not client.waiting:
+                client.request()
+            self.loop.spin(lambda: not client.waiting)
+            self._absorb(stream)
+        assert client.finished, f"{stream}: did not end ({client.types()}, {client.error!r})"
+        assert stream.request_id not in self.ledger.active_streams()
+
+    # -- invariants -------------------------------------------------------------
+
+    @invariant()
+    def streams_healthy(self) -> None:
+        for stream in self.open_streams:
+            error = stream.client.error
+            assert error is None, f"{stream} raised {error!r}"
+
+    @invariant()
+    def inference_got_what_c1_says(self) -> None:
+        for call in self.backend.calls[self.calls_seen :]:
+            tag = str(call.input[-1]["content"]).split(" ")[0]
+            plan = self.tracked[tag].plan
+            if plan.compacted:
+                assert call.conversation is None and call.previous_response_id is None
+                assert list(call.input) == list(plan.explicit_input or ()), "explicit input"
+            else:
+                assert list(call.input) == list(plan.original_input)
+                previous = plan.request.previous_response_id
+                assert call.previous_response_id == previous
+                assert call.conversation == (
+                    plan.request.conversation if previous is None else None
+                )
+        self.calls_seen = len(self.backend.calls)
+
+    @invariant()
+    def conversations_match_model(self) -> None:
+        """S6: every conversation, item by item."""
+        assert not self.store.fault_pending
+        for conv, turns in self.convs.items():
+            stored = [(i.turn, i.kind, i.content) for i in self.store.items(conv)]
+            expected = model.flatten(turns)
+            assert stored == expected, _diff(conv, stored, expected)
+
+    def teardown(self) -> None:
+        self.loop.close()
+        self.store.close()
+
+
+def _diff(conv: str, stored: list[Any], expected: list[Any]) -> str:
+    lines = [f"S6: conversation {conv} differs from the model"]
+    for index in range(max(len(stored), len(expected))):
+        got = stored[index] if index < len(stored) else "<missing>"
+        want = expected[index] if index < len(expected) else "<absent>"
+        mark = "  " if got == want else "!!"
+        lines.append(f"{mark} [{index}] ledger={got}\n{mark}      model ={want}")
+    return "\n".join(lines)
+
+
+TestSettlement = SettlementMachine.TestCase
