@@ -1,0 +1,98 @@
+"""``python -m mutation run|merge ...`` - see mutation/README.md."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mutation import MutationError, merge, run
+from mutation.catalogue import CatalogueError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"mutation: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard wants I/N, got {text!r}") from None
+    if not (n >= 1 and 1 <= i <= n):
+        raise argparse.ArgumentTypeError(f"--shard {text}: need 1 <= I <= N")
+    return i, n
+
+
+def _progress(rec: dict[str, Any]) -> None:
+    ev = rec.get("event")
+    if ev == "plan":
+        print(
+            f"mutation: {rec['target']} {rec['version']}: {rec['mutants']} of {rec['all']} mutants",
+            file=sys.stderr,
+        )
+    elif ev == "baseline":
+        print(f"mutation: baseline {rec['tests']} tests in {rec['seconds']:.1f} s", file=sys.stderr)
+    elif ev == "result" and rec["status"] not in ("killed", "timeout"):
+        print(f"  pass {rec['pass']} {rec['status']}: {rec['id']}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _Parser(prog="python -m mutation")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    r = sub.add_parser("run", help="mutate a target and run its suite against every mutant")
+    r.add_argument("--target", required=True, choices=["ledger", "gitreins"])
+    r.add_argument("--gitreins", metavar="SPEC", default="", help="gitreins version or source tree")
+    r.add_argument(
+        "--ledger", metavar="PATH", default="", help="root holding ledger/ (default: repo)"
+    )
+    r.add_argument("--shard", type=_shard, metavar="I/N")
+    r.add_argument("--out", type=Path, help="report folder (default reports/<target>-<version>)")
+    r.add_argument("--jobs", type=int, default=2)
+    r.add_argument("--recheck", choices=["survivors", "all", "none"], default="survivors")
+    r.add_argument("--no-coverage", action="store_true")
+    r.add_argument("-q", "--quiet", action="store_true")
+    m = sub.add_parser("merge", help="combine shard results into one report and gate")
+    m.add_argument("paths", nargs="+", type=Path)
+    m.add_argument("--out", type=Path)
+    a = p.parse_args(argv)
+    try:
+        if a.cmd == "run":
+            if a.target == "ledger" and a.gitreins:
+                p.error("--gitreins is for --target gitreins")
+            spec = a.gitreins if a.target == "gitreins" else a.ledger
+            out = a.out
+            if out is None:
+                from mutation import resolve_target
+
+                _root, version, _d = resolve_target(a.target, spec)
+                out = Path("reports") / f"{a.target}-{version}"
+            res = run(
+                a.target,
+                spec,
+                out,
+                shard=a.shard,
+                progress=None if a.quiet else _progress,
+                jobs=a.jobs,
+                recheck=a.recheck,
+                coverage=not a.no_coverage,
+            )
+        else:
+            res = merge(a.paths, a.out)
+    except (MutationError, CatalogueError) as exc:
+        print(f"mutation: {exc}", file=sys.stderr)
+        return 2
+    print(res.summary_line())
+    for path in (res.report_json, res.report_md, res.shard_file):
+        if path:
+            print(f"  {path}")
+    if res.shard is not None:
+        return 0 if res.gate_passed else 1
+    return 0 if res.gate_passed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,197 @@
+"""Named mutants: ``mutation/catalogue.toml``, applied textually and checked to apply.
+
+Each entry names one change to one function of a target file::
+
+    [[mutant]]
+    id = "GR-GAP-062"
+    target = "gitreins"
+    file = "engine/evaluator.py"
+    function = "AgenticEvaluator._evaluate_loop"
+    kind = "wrong-comparison"
+    property = "V7"
+    versions = ">=0.15.0"            # optional: target versions the entry is for
+    before = "if budget_used > threshold:"
+    after = "if cumulative_prompt_tok > threshold:"
+    occurrence = 1                   # optional: which match, when `before` matches twice
+    description = "..."
+
+``before`` is one or more whole source lines, compared with surrounding whitespace
+stripped; ``after`` replaces them at the indentation of the first matched line (its own
+relative indentation kept). The entry applies when ``before`` occurs inside the named
+function exactly once (or ``occurrence`` picks one), the result parses, and only that
+function changed. An entry that does not apply raises :class:`CatalogueError`: nothing
+is skipped silently. An entry whose ``versions`` excludes the target's version is
+reported as not applicable to that version.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from mutation.operators import KINDS, function_index, is_trampolinable
+
+HERE = Path(__file__).resolve().parent
+CATALOGUE_FILE = HERE / "catalogue.toml"
+_PROPERTY = re.compile(r"^(B[1-6]|V[1-8]|S[1-8]|C1)$")
+_REQUIRED = ("id", "target", "file", "function", "kind", "property", "before", "after")
+
+
+class CatalogueError(Exception):
+    """A catalogue entry is malformed or does not apply. The message names the entry."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    target: str
+    file: str
+    function: str
+    kind: str
+    property: str
+    before: str
+    after: str
+    description: str = ""
+    versions: str = ""
+    occurrence: int | None = None
+
+    def applies_to_version(self, version: str | None) -> bool:
+        if not self.versions or not version:
+            return True
+        try:
+            return Version(version) in SpecifierSet(self.versions)
+        except InvalidVersion:
+            return True
+
+
+def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CatalogueError(f"{path}: {exc}") from None
+    entries: list[Entry] = []
+    seen: set[str] = set()
+    for raw in data.get("mutant", []):
+        ident = raw.get("id", "?")
+        missing = [k for k in _REQUIRED if not str(raw.get(k, "")).strip()]
+        if missing:
+            raise CatalogueError(f"catalogue entry {ident}: missing {', '.join(missing)}")
+        unknown = set(raw) - {*_REQUIRED, "description", "versions", "occurrence"}
+        if unknown:
+            raise CatalogueError(f"catalogue entry {ident}: unknown keys {sorted(unknown)}")
+        if ident in seen:
+            raise CatalogueError(f"catalogue entry {ident}: duplicate id")
+        seen.add(ident)
+        if raw["kind"] not in KINDS:
+            raise CatalogueError(f"catalogue entry {ident}: kind {raw['kind']!r} not in {KINDS}")
+        if not _PROPERTY.match(raw["property"]):
+            raise CatalogueError(f"catalogue entry {ident}: unknown property {raw['property']!r}")
+        if raw.get("versions"):
+            try:
+                SpecifierSet(raw["versions"])
+            except InvalidSpecifier:
+                raise CatalogueError(
+                    f"catalogue entry {ident}: bad versions {raw['versions']!r}"
+                ) from None
+        entry = Entry(**{k: raw[k] for k in raw})
+        if target is None or entry.target == target:
+            entries.append(entry)
+    return entries
+
+
+def _function_span(module: cst.Module, qualname: str) -> tuple[int, int] | None:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    for qual, _cls, node in function_index(module).values():
+        if qual == qualname:
+            pos = positions[node]
+            return pos.start.line, pos.end.line
+    return None
+
+
+def apply(entry: Entry, source: str) -> str:
+    """The source with the entry's change made; raises CatalogueError if it does not apply."""
+    where = f"catalogue entry {entry.id} ({entry.file}:{entry.function})"
+    module = cst.parse_module(source)
+    span = _function_span(module, entry.function)
+    if span is None:
+        raise CatalogueError(f"{where}: no function {entry.function} in the target source")
+    lines = source.splitlines(keepends=True)
+    before = [ln.strip() for ln in entry.before.strip("\n").splitlines()]
+    if not before or not all(before):
+        raise CatalogueError(f"{where}: `before` must be whole non-empty lines")
+    first, last = span
+    matches = [
+        i
+        for i in range(first - 1, last - len(before) + 1)
+        if all(lines[i + j].strip() == before[j] for j in range(len(before)))
+    ]
+    if not matches:
+        raise CatalogueError(f"{where}: does not apply, `before` not found: {entry.before!r}")
+    if entry.occurrence is None and len(matches) > 1:
+        lns = ", ".join(str(i + 1) for i in matches)
+        raise CatalogueError(f"{where}: `before` matches {len(matches)} times (lines {lns})")
+    pick = (entry.occurrence or 1) - 1
+    if not 0 <= pick < len(matches):
+        raise CatalogueError(f"{where}: occurrence {entry.occurrence} of {len(matches)} matches")
+    i = matches[pick]
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    newline = "\r\n" if lines[i].endswith("\r\n") else "\n"
+    after = textwrap.dedent(entry.after.strip("\n")).splitlines()
+    replacement = [(indent + ln if ln.strip() else "") + newline for ln in after]
+    mutated = "".join(lines[:i] + replacement + lines[i + len(before) :])
+    if mutated == source:
+        raise CatalogueError(f"{where}: `after` makes no change")
+    try:
+        mutated_module = cst.parse_module(mutated)
+    except cst.ParserSyntaxError as exc:
+        raise CatalogueError(f"{where}: the change does not parse: {exc.message}") from None
+    changed = changed_functions(module, mutated_module)
+    if changed != [entry.function]:
+        raise CatalogueError(f"{where}: the change must touch exactly that function, got {changed}")
+    return mutated
+
+
+def changed_functions(a: cst.Module, b: cst.Module) -> list[str]:
+    """Qualified names of trampoline-able functions whose code differs (or not in both)."""
+
+    def codes(mod: cst.Module) -> dict[str, str]:
+        return {q: mod.code_for_node(n) for q, _c, n in function_index(mod).values()}
+
+    ca, cb = codes(a), codes(b)
+    changed = sorted(q for q in ca.keys() | cb.keys() if ca.get(q) != cb.get(q))
+
+    # anything outside functions must be unchanged
+    def skeleton(mod: cst.Module) -> str:
+        return "".join(
+            mod.code_for_node(s)
+            for s in mod.body
+            if not isinstance(s, cst.FunctionDef | cst.ClassDef)
+        )
+
+    if skeleton(a) != skeleton(b):
+        changed.append("<module level>")
+    return changed
+
+
+def mutated_function(entry: Entry, module: cst.Module, mutated_source: str) -> cst.FunctionDef:
+    """The entry's function as it reads after the change (checked to be trampoline-able)."""
+    for qual, _cls, node in function_index(module).values():
+        if qual == entry.function and not is_trampolinable(node):
+            raise CatalogueError(
+                f"catalogue entry {entry.id}: {entry.function} is decorated; mutmut's trampolines "
+                "cannot run a mutant of it"
+            )
+    new = cst.parse_module(mutated_source)
+    for qual, _cls, node in function_index(new).values():
+        if qual == entry.function:
+            return node
+    raise CatalogueError(f"catalogue entry {entry.id}: {entry.function} vanished")  # unreachable

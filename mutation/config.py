@@ -1,0 +1,118 @@
+"""Per-target configuration (``mutation/targets.toml``): scope, tests, exclusions, property map."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TARGETS_FILE = HERE / "targets.toml"
+TARGETS = ("ledger", "gitreins")
+
+
+class ConfigError(Exception):
+    """The configuration is unusable. Its message is one line."""
+
+
+@dataclass(frozen=True)
+class StatementExclusion:
+    function: str
+    pattern: re.Pattern[str]
+    reason: str
+
+
+@dataclass(frozen=True)
+class FunctionExclusion:
+    function: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    name: str
+    package: str
+    tests: tuple[str, ...]
+    pytest_args: tuple[str, ...]
+    files: tuple[tuple[str, tuple[str, ...]], ...]
+    exclude: tuple[FunctionExclusion, ...] = ()
+    exclude_statements: tuple[StatementExclusion, ...] = ()
+    properties: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    preload: tuple[str, ...] = ()
+    quiet_calls: tuple[str, ...] | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def source_files(self, root: Path) -> list[str]:
+        """Relative paths (posix) of the files in scope under ``root``, sorted."""
+        found: set[str] = set()
+        for pattern, _ in self.files:
+            for p in root.glob(pattern):
+                if p.is_file() and p.suffix == ".py":
+                    found.add(p.relative_to(root).as_posix())
+        return sorted(found)
+
+    def in_scope(self, path: str, function: str) -> bool:
+        included = any(
+            fnmatch.fnmatchcase(path, pat.replace("**", "*"))
+            and any(fnmatch.fnmatchcase(function, f) for f in funcs)
+            for pat, funcs in self.files
+        )
+        return included and self.excluded_function(function) is None
+
+    def excluded_function(self, function: str) -> FunctionExclusion | None:
+        return next((e for e in self.exclude if fnmatch.fnmatchcase(function, e.function)), None)
+
+    def properties_for(self, path: str, function: str) -> tuple[str, ...]:
+        key = f"{path}:{function}"
+        for pattern, props in self.properties:
+            if fnmatch.fnmatchcase(key, pattern) or pattern == "*":
+                return props
+        return ()
+
+
+def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    out = {}
+    for name, t in data.items():
+        try:
+            out[name] = TargetConfig(
+                name=name,
+                package=t["package"],
+                tests=tuple(t["tests"]),
+                pytest_args=tuple(t.get("pytest_args", ())),
+                files=tuple((f["path"], tuple(f.get("functions", ["*"]))) for f in t["files"]),
+                exclude=tuple(
+                    FunctionExclusion(e["function"], _reason(e, name)) for e in t.get("exclude", ())
+                ),
+                exclude_statements=tuple(
+                    StatementExclusion(e["function"], re.compile(e["statement"]), _reason(e, name))
+                    for e in t.get("exclude_statements", ())
+                ),
+                properties=tuple(
+                    (p["match"], tuple(p["properties"])) for p in t.get("properties", ())
+                ),
+                preload=tuple(t.get("preload", ())),
+                quiet_calls=tuple(t["quiet_calls"]) if "quiet_calls" in t else None,
+            )
+        except (KeyError, TypeError, re.error) as exc:
+            raise ConfigError(f"{path}: target {name!r}: bad or missing {exc}") from None
+    return out
+
+
+def _reason(entry: dict[str, str], target: str) -> str:
+    reason = str(entry.get("reason", "")).strip()
+    if not reason:
+        raise ConfigError(f"targets.toml: [{target}] exclusion {entry} has no reason")
+    return reason
+
+
+def target_config(name: str) -> TargetConfig:
+    targets = load_targets()
+    if name not in targets:
+        raise ConfigError(f"unknown target {name!r}; choose one of {', '.join(sorted(targets))}")
+    return targets[name]

@@ -1,0 +1,536 @@
+"""Plan the mutants of a target, build the trampolined work copy, run the worker, collect.
+
+See ``mutation/README.md`` for the design; ``mutation.run`` is the entry point.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+from mutmut.mutation.file_mutation import combine_mutations_to_source, deep_replace
+from mutmut.mutation.trampoline_templates import mangle_function_name
+
+from mutation import catalogue
+from mutation.config import TargetConfig
+from mutation.operators import (
+    DEFAULT_QUIET_CALLS,
+    CtxMutation,
+    OperatorSettings,
+    create_mutations,
+    function_index,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+WORK = REPO / "mutation" / "work"
+EQUIVALENT_FILE = REPO / "mutation" / "equivalent.toml"
+SHARD_FORMAT = "ctxaudit-mutation-shard/1"
+
+TIMEOUT_FACTOR = 10.0
+TIMEOUT_CONSTANT = 5.0
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+class MutationError(Exception):
+    """The run cannot go on (bad input, broken baseline, worker crash). One line."""
+
+
+@dataclass
+class Mutant:
+    id: str
+    target: str
+    file: str
+    function: str
+    kind: str
+    operator: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    original: str
+    replacement: str
+    properties: list[str] = field(default_factory=list)
+    catalogue: str | None = None
+    description: str = ""
+    mutmut_name: str = ""
+    function_key: str = ""
+    status: str = "pending"
+    second_status: str | None = None
+    killed_by: str | None = None
+    reason: str = ""
+    seconds: float = 0.0
+    tests: int = 0
+    tests_completed: int | None = None
+    diff: str = ""
+
+
+@dataclass
+class FilePlan:
+    path: str
+    source: str
+    module: cst.Module
+    mutations: list[tuple[Mutant, CtxMutation]] = field(default_factory=list)
+    positions: Any = None
+
+
+@dataclass
+class Plan:
+    target: str
+    version: str
+    root: Path
+    files: dict[str, FilePlan]
+    mutants: list[Mutant]
+    not_applicable: list[dict[str, str]]
+    excluded: dict[str, int]
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256("\n".join(sorted(m.id for m in self.mutants)).encode()).hexdigest()
+
+
+def module_name(path: str) -> str:
+    name = path[:-3].replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def _short(code: str, limit: int = 160) -> str:
+    code = " ".join(code.strip().split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
+def stable_id(path: str, function: str, kind: str, operator: str, digest: str) -> str:
+    return f"{path}:{function}:{kind}:{operator}:{digest}"
+
+
+def shard_of(mutant_id: str, n: int) -> int:
+    """0-based shard of a mutant: a hash of its stable identity, mod n."""
+    return int(hashlib.sha256(mutant_id.encode()).hexdigest()[:16], 16) % n
+
+
+def _excluded_lines(module: cst.Module, cfg: TargetConfig) -> dict[str, list[tuple[int, int, str]]]:
+    """qualname -> [(first line, last line, reason)] of statements left out by config."""
+    if not cfg.exclude_statements:
+        return {}
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for qual, _cls, func in function_index(module).values():
+        rules = [r for r in cfg.exclude_statements if re.fullmatch(_glob(r.function), qual)]
+        if not rules:
+            continue
+        stack: list[cst.CSTNode] = [func.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+                first = module.code_for_node(node).strip().splitlines()
+                # leading comments belong to the node; find the first code line
+                text = next((ln.strip() for ln in first if not ln.strip().startswith("#")), "")
+                for r in rules:
+                    if r.pattern.search(text):
+                        pos = positions[node]
+                        out.setdefault(qual, []).append((pos.start.line, pos.end.line, r.reason))
+                        break
+                else:
+                    stack.extend(node.children)
+            else:
+                stack.extend(node.children)
+    return out
+
+
+def _glob(pattern: str) -> str:
+    import fnmatch
+
+    return fnmatch.translate(pattern)
+
+
+def build_plan(
+    target: str,
+    cfg: TargetConfig,
+    root: Path,
+    version: str,
+    catalogue_path: Path = catalogue.CATALOGUE_FILE,
+) -> Plan:
+    """Every mutant of the target in scope, generated and catalogued, with stable ids."""
+    settings = OperatorSettings(quiet_calls=cfg.quiet_calls or DEFAULT_QUIET_CALLS)
+    files: dict[str, FilePlan] = {}
+    mutants: list[Mutant] = []
+    excluded: dict[str, int] = {}
+    paths = cfg.source_files(root)
+    if not paths:
+        raise MutationError(f"{target}: no source files in scope under {root}")
+    for path in paths:
+        source = (root / path).read_text()
+        module, mutations = create_mutations(source, path, settings)
+        index = function_index(module)
+        skip = _excluded_lines(module, cfg)
+        fp = FilePlan(path, source, module)
+        seen: dict[tuple[str, ...], int] = {}
+        for mu in mutations:
+            func = mu.contained_by_top_level_function
+            qual = index[id(func)][0] if id(func) in index else None
+            if qual is None or not cfg.in_scope(path, qual):
+                continue
+            rule = next((r for r in skip.get(qual, []) if r[0] <= mu.start[0] <= r[1]), None)
+            if rule is not None:
+                excluded[rule[2]] = excluded.get(rule[2], 0) + 1
+                continue
+            original = module.code_for_node(mu.original_node)
+            replacement = module.code_for_node(mu.mutated_node)
+            key = (path, qual, mu.operator, original.strip(), replacement.strip())
+            seen[key] = seen.get(key, 0) + 1
+            digest = hashlib.sha256("\x00".join([*key, str(seen[key])]).encode()).hexdigest()[:12]
+            mutant = Mutant(
+                id=stable_id(path, qual, mu.kind, mu.operator, digest),
+                target=target,
+                file=path,
+                function=qual,
+                kind=mu.kind,
+                operator=mu.operator,
+                line=mu.start[0],
+                column=mu.start[1] + 1,
+                end_line=mu.end[0],
+                end_column=mu.end[1] + 1,
+                original=_short(original),
+                replacement=_short(replacement),
+                properties=list(cfg.properties_for(path, qual)),
+            )
+            fp.mutations.append((mutant, mu))
+            mutants.append(mutant)
+        files[path] = fp
+
+    not_applicable: list[dict[str, str]] = []
+    for entry in catalogue.load(catalogue_path, target=target):
+        if not entry.applies_to_version(version):
+            not_applicable.append(
+                {"id": entry.id, "versions": entry.versions, "description": entry.description}
+            )
+            continue
+        fp_or_none = files.get(entry.file)
+        if fp_or_none is None:
+            raise catalogue.CatalogueError(
+                f"catalogue entry {entry.id}: {entry.file} is not a file in the {target} scope"
+            )
+        fp = fp_or_none
+        mutated_source = catalogue.apply(entry, fp.source)
+        new_func = catalogue.mutated_function(entry, fp.module, mutated_source)
+        func = next(n for q, _c, n in function_index(fp.module).values() if q == entry.function)
+        line = _first_changed_line(fp.source, mutated_source)
+        mu = CtxMutation(
+            original_node=func.body,
+            mutated_node=new_func.body,
+            contained_by_top_level_function=func,
+            operator="catalogue",
+            kind=entry.kind,
+            start=(line, 0),
+            end=(line + len(entry.before.strip().splitlines()), 0),
+        )
+        mutant = Mutant(
+            id=f"catalogue:{entry.id}",
+            target=target,
+            file=entry.file,
+            function=entry.function,
+            kind=entry.kind,
+            operator="catalogue",
+            line=line,
+            column=1,
+            end_line=line + len(entry.before.strip().splitlines()),
+            end_column=1,
+            original=_short(entry.before),
+            replacement=_short(entry.after),
+            properties=[entry.property],
+            catalogue=entry.id,
+            description=entry.description,
+        )
+        fp.mutations.append((mutant, mu))
+        mutants.append(mutant)
+    ids = [m.id for m in mutants]
+    if len(ids) != len(set(ids)):
+        raise MutationError(f"{target}: mutant ids are not unique")  # would be a bug
+    return Plan(target, version, root, files, mutants, not_applicable, excluded)
+
+
+def _first_changed_line(a: str, b: str) -> int:
+    for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False)):
+        if x != y:
+            return i + 1
+    return 1
+
+
+def mutant_diff(fp: FilePlan, mu: CtxMutation) -> str:
+    """Unified diff of the mutated function against the file, with the file's line numbers."""
+    func = mu.contained_by_top_level_function
+    assert func is not None
+    new_func = deep_replace(func, mu.original_node, mu.mutated_node)
+    assert isinstance(new_func, cst.FunctionDef)
+    if fp.positions is None:
+        fp.positions = MetadataWrapper(fp.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    start = fp.positions[func].start.line
+    src_line = fp.source.splitlines()[start - 1]
+    indent = src_line[: len(src_line) - len(src_line.lstrip())]
+    bare = func.with_changes(leading_lines=())
+    new_bare = new_func.with_changes(leading_lines=())
+
+    def render(node: cst.CSTNode) -> list[str]:
+        code = fp.module.code_for_node(node)
+        return [(indent + ln if ln.strip() else ln) for ln in code.splitlines(keepends=True)]
+
+    out = []
+    for line in difflib.unified_diff(
+        render(bare), render(new_bare), f"a/{fp.path}", f"b/{fp.path}", n=2
+    ):
+        hunk = _HUNK.match(line)
+        if hunk:
+            a, b, c, d = hunk.groups()
+            off = start - 1
+            line = f"@@ -{int(a) + off}{b or ''} +{int(c) + off}{d or ''} @@\n"
+        out.append(line if line.endswith("\n") else line + "\n")
+    return "".join(out)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def write_work_tree(plan: Plan, selected: set[str], work: Path, copy_dir: str) -> list[str]:
+    """Copy the target into ``work/tree`` and write the trampolined files; returns modules."""
+    tree = work / "tree"
+    if work.exists():
+        shutil.rmtree(work)
+    tree.mkdir(parents=True)
+    shutil.copytree(
+        plan.root / copy_dir,
+        tree / copy_dir,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    (tree / "PKG-INFO").write_text(
+        f"Metadata-Version: 2.1\nName: {plan.target}\nVersion: {plan.version}\n"
+    )
+    modules: list[str] = []
+    for path, fp in plan.files.items():
+        chosen = [(m, mu) for m, mu in fp.mutations if m.id in selected]
+        if not chosen:
+            continue
+        index = function_index(fp.module)
+        mutated = combine_mutations_to_source(fp.module, [mu for _m, mu in chosen])
+        modname = module_name(path)
+        counters: dict[int, int] = {}
+        names = []
+        for mutant, mu in chosen:
+            func = mu.contained_by_top_level_function
+            qual, cls, node = index[id(func)]
+            counters[id(func)] = counters.get(id(func), 0) + 1
+            mangled = mangle_function_name(name=node.name.value, class_name=cls)
+            mutant.mutmut_name = f"{modname}.{mangled}__mutmut_{counters[id(func)]}"
+            mutant.function_key = f"{modname}.{mangled}"
+            names.append(mutant.mutmut_name.rpartition(".")[2])
+        if sorted(names) != sorted(mutated.mutant_names):
+            raise MutationError(f"{path}: mutmut named the mutants differently than expected")
+        (tree / path).write_text(mutated.code)
+        modules.append(modname)
+    return modules
+
+
+def run_worker(
+    plan: Plan,
+    cfg: TargetConfig,
+    mutants: list[Mutant],
+    work: Path,
+    tests_root_arg: str,
+    jobs: int,
+    recheck: str,
+    progress: Progress | None,
+    modules: list[str],
+) -> dict[str, Any]:
+    """Run the worker on the work copy; fills in each mutant's status. Returns baseline info."""
+    rfd, wfd = os.pipe()
+    plan_file = work / "plan.json"
+    plan_file.write_text(
+        json.dumps(
+            {
+                "tree": str(work / "tree"),
+                "package": cfg.package,
+                "tests": list(cfg.tests),
+                "pytest_args": [a.replace("{tree}", tests_root_arg) for a in cfg.pytest_args],
+                "modules": sorted(set(modules) | set(cfg.preload)),
+                "preload": list(cfg.preload),
+                "mutants": [
+                    {"id": m.id, "name": m.mutmut_name, "function_key": m.function_key}
+                    for m in mutants
+                ],
+                "jobs": jobs,
+                "recheck": recheck,
+                "timeout_factor": TIMEOUT_FACTOR,
+                "timeout_constant": TIMEOUT_CONSTANT,
+                "result_fd": wfd,
+            },
+            indent=1,
+        )
+    )
+    env = dict(os.environ)
+    env["CTXAUDIT_PROFILE"] = "mutation"
+    env.pop("MUTANT_UNDER_TEST", None)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    log = (work / "worker.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mutation.worker", str(plan_file)],
+        cwd=REPO,
+        env=env,
+        pass_fds=(wfd,),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    os.close(wfd)
+    by_id = {m.id: m for m in mutants}
+    baseline: dict[str, Any] = {}
+    with os.fdopen(rfd) as results:
+        for line in results:
+            rec = json.loads(line)
+            if rec["event"] == "baseline":
+                baseline = rec
+            elif rec["event"] == "result":
+                m = by_id[rec["id"]]
+                if rec["pass"] == 1:
+                    m.status = rec["status"]
+                    m.seconds = rec["seconds"]
+                    m.tests = rec["tests"]
+                    m.killed_by = rec.get("killed_by")
+                    m.tests_completed = rec.get("tests_completed")
+                    m.reason = rec.get("reason", "")
+                else:
+                    m.second_status = rec["status"]
+            elif rec["event"] == "done":
+                baseline["mutation_seconds"] = rec["seconds"]
+            if progress is not None:
+                progress(rec)
+    code = proc.wait()
+    log.close()
+    if code != 0 or not baseline:
+        tail = (work / "worker.log").read_text(errors="replace").strip().splitlines()[-12:]
+        raise MutationError(
+            f"{plan.target}: the mutation worker failed (exit {code}); see {work / 'worker.log'}: "
+            + " | ".join(tail)
+        )
+    for name, file in baseline.get("modules", {}).items():
+        if file is not None and not Path(file).resolve().is_relative_to((work / "tree").resolve()):
+            raise MutationError(
+                f"{plan.target}: {name} was imported from {file}, not the work copy"
+            )
+    for m in mutants:
+        _settle(m)
+    return baseline
+
+
+DETECTED = ("killed", "timeout", "crashed")
+
+
+def _settle(m: Mutant) -> None:
+    """Combine the two passes: a verdict that changed is 'flaky'."""
+    if m.second_status is None:
+        return
+    first_detected = m.status in DETECTED
+    second_detected = m.second_status in DETECTED
+    if first_detected != second_detected:
+        m.reason = f"flaky: {m.status} in the first run, {m.second_status} in the second"
+        m.status = "flaky"
+
+
+def branch_coverage(
+    plan: Plan, cfg: TargetConfig, tests_root_arg: str, work: Path
+) -> dict[str, Any] | None:
+    """pytest-cov --cov-branch over the unmutated target, restricted to the mutated scope."""
+    out = work / "coverage.json"
+    env = dict(os.environ)
+    env["CTXAUDIT_PROFILE"] = "mutation"
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *cfg.tests,
+        *[a.replace("{tree}", tests_root_arg) for a in cfg.pytest_args],
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--cov={cfg.package}",
+        "--cov-branch",
+        f"--cov-report=json:{out}",
+        "--cov-report=",
+    ]
+    t0 = time.monotonic()
+    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    if not out.exists():
+        return {"error": f"pytest-cov wrote no report (exit {proc.returncode})"}
+    data = json.loads(out.read_text())
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for path, fp in plan.files.items():
+        positions = MetadataWrapper(fp.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        for qual, _c, node in function_index(fp.module).values():
+            if cfg.in_scope(path, qual):
+                pos = positions[node]
+                spans.setdefault(path, []).append((pos.start.line, pos.end.line))
+    per_file: dict[str, dict[str, int]] = {}
+    for key, fdata in data.get("files", {}).items():
+        path = next((p for p in spans if key.replace(os.sep, "/").endswith(p)), None)
+        if path is None:
+            continue
+
+        def inside(line: int, path: str = path) -> bool:
+            return any(a <= line <= b for a, b in spans[path])
+
+        per_file[path] = {
+            "statements": sum(
+                1 for ln in fdata["executed_lines"] + fdata["missing_lines"] if inside(ln)
+            ),
+            "covered_statements": sum(1 for ln in fdata["executed_lines"] if inside(ln)),
+            "branches": sum(
+                1
+                for b in fdata.get("executed_branches", []) + fdata.get("missing_branches", [])
+                if inside(b[0])
+            ),
+            "covered_branches": sum(1 for b in fdata.get("executed_branches", []) if inside(b[0])),
+        }
+    totals = {
+        k: sum(f[k] for f in per_file.values())
+        for k in ("statements", "covered_statements", "branches", "covered_branches")
+    }
+    return {
+        "files": per_file,
+        "totals": totals,
+        "seconds": time.monotonic() - t0,
+        "tests_exit": proc.returncode,
+    }
+
+
+def load_equivalents(path: Path = EQUIVALENT_FILE, target: str | None = None) -> dict[str, str]:
+    """id -> reason of the reviewed equivalent mutants."""
+    if not path.exists():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise MutationError(f"{path}: {exc}") from None
+    out = {}
+    for e in data.get("equivalent", []):
+        if not str(e.get("reason", "")).strip() or not e.get("id") or not e.get("target"):
+            raise MutationError(f"{path}: entry {e.get('id', '?')} needs target, id and a reason")
+        if e["id"].startswith("catalogue:"):
+            raise MutationError(f"{path}: {e['id']}: a catalogued mutant cannot be equivalent")
+        if target is None or e["target"] == target:
+            out[e["id"]] = e["reason"].strip()
+    return out
+
+
+def mutant_to_json(m: Mutant) -> dict[str, Any]:
+    return asdict(m)

@@ -1,0 +1,342 @@
+"""The mutant runner: one pytest session, one fork per mutant.
+
+Started by ``mutation.engine`` as ``python -m mutation.worker PLAN.json`` with the
+trampolined copy of the target (mutmut's ``combine_mutations_to_source``) in a work
+folder. The worker
+
+1. pins the target's top-level package to the work copy (a meta-path finder in front
+   of every other import mechanism), then starts pytest on the target's tests with
+   this module as a plugin, which takes over ``pytest_runtestloop``: collection, conftest
+   and test-module imports happen once;
+2. runs the baseline in a forked child with mutmut's ``stats`` mode on: every test must
+   pass on the unmutated code (tests that fail are reported and left out), and each
+   test's duration and the trampolined functions it reaches are recorded;
+3. for each mutant forks a child that activates the mutant
+   (``mutmut.mutation.trampoline.set_mutant_under_test``) and runs only the tests that
+   reach the mutated function, fastest first, stopping at the first failure (``-x``);
+   a child that outlives ``factor * baseline time of those tests + constant`` seconds is
+   killed and the mutant is a timeout;
+4. runs the mutants named for a second pass again and reports both verdicts.
+
+Results are written as JSON lines to the file descriptor given in the plan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import select
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+HIT_PREFIX = "hit:"
+
+
+class _PinFinder(importlib.abc.MetaPathFinder):
+    """Resolve one top-level package (and its submodules) from the work copy only."""
+
+    def __init__(self, package: str, root: str) -> None:
+        self.package = package
+        self.root = root
+
+    def find_spec(self, fullname, path=None, target=None):  # type: ignore[no-untyped-def]
+        if fullname == self.package:
+            return importlib.machinery.PathFinder.find_spec(fullname, [self.root])
+        return None
+
+
+def pin_package(package: str, root: str) -> None:
+    for name in list(sys.modules):
+        if name == package or name.startswith(package + "."):
+            del sys.modules[name]
+    sys.meta_path.insert(0, _PinFinder(package, root))
+    sys.path.insert(0, root)
+
+
+@dataclass
+class _Job:
+    mutant: dict[str, Any]
+    pid: int
+    fd: int
+    deadline: float
+    started: float
+    buf: bytes = b""
+    tests: int = 0
+
+
+@dataclass
+class Plugin:
+    plan: dict[str, Any]
+    out: Any
+    items: list[Any] = field(default_factory=list)
+
+    # -- helpers run in a child -------------------------------------------------
+    def _run_items(self, items: list[Any], stop_at_first_failure: bool) -> dict[str, Any]:
+        from mutmut.mutation import trampoline
+
+        hits: set[str] = set()
+
+        def record(name: str, caller: str | None = None) -> None:
+            hits.add(name)
+
+        trampoline.record_trampoline_hit = record  # stats mode reports here
+        failed: list[str] = []
+        per_test: dict[str, Any] = {}
+        for i, item in enumerate(items):
+            nxt = items[i + 1] if i + 1 < len(items) else None
+            hits.clear()
+            t0 = time.perf_counter()
+            reports = _run_protocol(item, nxt)
+            dt = time.perf_counter() - t0
+            bad = [r for r in reports if r.failed]
+            per_test[item.nodeid] = {"duration": dt, "hits": sorted(hits), "failed": bool(bad)}
+            if bad:
+                failed.append(item.nodeid)
+                if stop_at_first_failure:
+                    break
+        return {"failed": failed, "tests": per_test}
+
+    def _child(self, mutant_name: str, items: list[Any], stop: bool, wfd: int) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            from mutmut.mutation.trampoline import set_mutant_under_test
+
+            set_mutant_under_test(mutant_name)
+            result = self._run_items(items, stop)
+            payload = json.dumps(result).encode()
+            code = 1 if result["failed"] else 0
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            payload = json.dumps({"error": repr(exc)}).encode()
+            code = 3
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(wfd, view) :]
+        os.close(wfd)
+        os._exit(code)
+
+    def _fork(self, mutant: dict[str, Any], items: list[Any], timeout: float, stop: bool) -> _Job:
+        rfd, wfd = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rfd)
+            self._child(mutant["name"], items, stop, wfd)
+        os.close(wfd)
+        now = time.monotonic()
+        return _Job(mutant, pid, rfd, now + timeout, now, tests=len(items))
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        self.out.write(json.dumps(record) + "\n")
+        self.out.flush()
+
+    # -- the loop ---------------------------------------------------------------
+    def _baseline(self) -> dict[str, Any]:
+        job = self._fork({"name": "stats"}, self.items, 3600.0, stop=False)
+        status, payload = _wait(job, block=True)
+        if status not in ("pass", "fail") or "tests" not in payload:
+            raise SystemExit(f"mutation worker: baseline run crashed ({status}): {payload}")
+        return payload
+
+    def run(self) -> None:
+        plan = self.plan
+        t0 = time.monotonic()
+        base = self._baseline()
+        base_time = time.monotonic() - t0
+        tests = base["tests"]
+        failing = set(base["failed"])
+        usable = [it for it in self.items if it.nodeid not in failing]
+        by_function: dict[str, list[Any]] = {}
+        for it in usable:
+            for fn in tests[it.nodeid]["hits"]:
+                by_function.setdefault(fn, []).append(it)
+        for lst in by_function.values():
+            lst.sort(key=lambda it: (tests[it.nodeid]["duration"], it.nodeid))
+        self._emit(
+            {
+                "event": "baseline",
+                "seconds": base_time,
+                "tests": len(self.items),
+                "failing": sorted(failing),
+                "functions_reached": sorted(by_function),
+                "modules": {
+                    name: getattr(sys.modules.get(name), "__file__", None)
+                    for name in plan["modules"]
+                },
+            }
+        )
+        if not by_function:
+            raise SystemExit(
+                "mutation worker: no test reached a mutated function - is the target "
+                "imported from the work copy?"
+            )
+        factor, const = plan["timeout_factor"], plan["timeout_constant"]
+
+        def run_pass(mutants: list[dict[str, Any]], pass_no: int) -> dict[str, str]:
+            verdicts: dict[str, str] = {}
+            queue = list(mutants)
+            running: list[_Job] = []
+            jobs = max(1, int(plan.get("jobs", 1)))
+            while queue or running:
+                while queue and len(running) < jobs:
+                    mu = queue.pop(0)
+                    items = by_function.get(mu["function_key"], [])
+                    if not items:
+                        verdicts[mu["id"]] = "no-coverage"
+                        self._emit(
+                            {
+                                "event": "result",
+                                "pass": pass_no,
+                                "id": mu["id"],
+                                "status": "no-coverage",
+                                "seconds": 0.0,
+                                "tests": 0,
+                            }
+                        )
+                        continue
+                    budget = sum(tests[it.nodeid]["duration"] for it in items)
+                    running.append(self._fork(mu, items, factor * budget + const, stop=True))
+                if not running:
+                    continue
+                now = time.monotonic()
+                wait = max(0.0, min(j.deadline for j in running) - now)
+                ready, _, _ = select.select([j.fd for j in running], [], [], wait)
+                for job in list(running):
+                    done = job.fd in ready and _drain(job)
+                    if not done and time.monotonic() < job.deadline:
+                        continue
+                    status, payload = _wait(job, block=True)
+                    running.remove(job)
+                    verdict = {"fail": "killed", "pass": "survived"}.get(status, status)
+                    verdicts[job.mutant["id"]] = verdict
+                    rec = {
+                        "event": "result",
+                        "pass": pass_no,
+                        "id": job.mutant["id"],
+                        "status": verdict,
+                        "seconds": time.monotonic() - job.started,
+                        "tests": job.tests,
+                    }
+                    if verdict == "killed" and payload.get("failed"):
+                        rec["killed_by"] = payload["failed"][0]
+                        rec["tests_completed"] = len(payload.get("tests", {}))
+                    if verdict == "crashed":
+                        rec["reason"] = payload.get("reason") or payload.get("error", "")
+                    self._emit(rec)
+            return verdicts
+
+        first = run_pass(plan["mutants"], 1)
+        recheck = plan.get("recheck", "survivors")
+        if recheck == "all":
+            again = plan["mutants"]
+        elif recheck == "survivors":
+            again = [mu for mu in plan["mutants"] if first.get(mu["id"]) in ("survived", "timeout")]
+        else:
+            again = []
+        if again:
+            run_pass(again, 2)
+        self._emit({"event": "done", "seconds": time.monotonic() - t0})
+
+    # -- pytest hooks -------------------------------------------------------------
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.items = list(session.items)
+
+    def pytest_runtestloop(self, session: Any) -> bool:
+        if session.testsfailed and not session.config.option.continue_on_collection_errors:
+            raise SystemExit("mutation worker: test collection failed")
+        self.run()
+        return True
+
+
+def _run_protocol(item: Any, nextitem: Any) -> list[Any]:
+    from _pytest.runner import runtestprotocol
+
+    return runtestprotocol(item, nextitem=nextitem, log=False)
+
+
+def _drain(job: _Job) -> bool:
+    """Read what the child wrote; True once the pipe is closed."""
+    while True:
+        try:
+            chunk = os.read(job.fd, 65536)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            return True
+        job.buf += chunk
+        r, _, _ = select.select([job.fd], [], [], 0)
+        if not r:
+            return False
+
+
+def _wait(job: _Job, block: bool) -> tuple[str, dict[str, Any]]:
+    """Collect a child: ('pass'|'fail'|'timeout'|'crashed', payload)."""
+    timed_out = False
+    if block:
+        remaining = job.deadline - time.monotonic()
+        while remaining > 0:
+            r, _, _ = select.select([job.fd], [], [], remaining)
+            if r and _drain(job):
+                break
+            remaining = job.deadline - time.monotonic()
+        else:
+            timed_out = True
+    if timed_out:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(job.pid, signal.SIGKILL)
+    _, status = os.waitpid(job.pid, 0)
+    os.close(job.fd)
+    code = os.waitstatus_to_exitcode(status)
+    if timed_out:
+        return "timeout", {}
+    try:
+        payload = json.loads(job.buf.decode() or "{}")
+    except ValueError:
+        payload = {}
+    if code == 0:
+        return "pass", payload
+    if code == 1 and "failed" in payload:
+        return "fail", payload
+    reason = payload.get("error") or (f"signal {-code}" if code < 0 else f"exit {code}")
+    return "crashed", {"reason": reason}
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[0]) as f:
+        plan = json.load(f)
+    pin_package(plan["package"], plan["tree"])
+    import importlib
+
+    for name in plan.get("preload", []):
+        importlib.import_module(name)
+    import pytest
+
+    out = os.fdopen(int(plan["result_fd"]), "w")
+    plugin = Plugin(plan, out)
+    args = [
+        *plan["tests"],
+        *plan["pytest_args"],
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:cov",
+        "-p",
+        "no:randomly",
+        "--no-header",
+    ]
+    code = int(pytest.main(args, plugins=[plugin]))
+    out.close()
+    return 0 if code in (0, 1) else code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
