@@ -1,11 +1,36 @@
-"""Shared pytest setup: Hypothesis profiles (see ctxaudit/profiles.py)."""
+"""Shared pytest setup: Hypothesis profiles (ctxaudit/profiles.py) and the
+``--gitreins`` target option."""
 
 from __future__ import annotations
+
+import pytest
 
 from ctxaudit import profiles
 
 _PROFILE = profiles.load_from_env()
 
 
-def pytest_report_header(config):  # type: ignore[no-untyped-def]
-    return f"ctxaudit: Hypothesis profile {_PROFILE!r} (override: --hypothesis-profile)"
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--gitreins",
+        default="",
+        metavar="SPEC",
+        help="gitreins target: a published version (0.14.0, gitreins==0.14.0) fetched into "
+        ".cache/, or a path to a source tree that has engine/. Default: the pinned version.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    spec = config.getoption("--gitreins")
+    if spec:  # an explicit spec is checked before anything runs
+        from ctxaudit.targets.gitreins import TargetError, resolve
+
+        try:
+            resolve(spec)
+        except TargetError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    spec = config.getoption("--gitreins") or "pinned"
+    return f"ctxaudit: Hypothesis profile {_PROFILE!r}; gitreins target {spec!r}"

@@ -1,0 +1,227 @@
+"""Drive gitreins' ``AgenticEvaluator.evaluate`` one LLM call at a time.
+
+The evaluator runs in a worker thread against a scripted LLM client. Each
+``chat()`` call hands the messages it received to the test and blocks until
+the test says what the LLM does (an answer or a failure). So a test advances
+the real loop exactly one LLM call per step and observes it only through
+public boundaries: the messages the LLM receives, ``EvalCap``'s public
+counters, and the returned ``Verdict``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import queue
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+import yaml
+
+from ctxaudit.targets.gitreins import GitreinsModules
+from model.config import Caps
+from model.valve import Answer, Failure
+
+STEP_TIMEOUT = 30.0  # seconds the loop may take between two LLM calls
+
+
+@dataclass(frozen=True)
+class Called:
+    """The loop called the LLM with these messages."""
+
+    messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Finished:
+    verdict: Any  # the target's Verdict
+
+
+@dataclass(frozen=True)
+class Crashed:
+    error: BaseException
+
+
+Observation = Called | Finished | Crashed
+
+
+class _Stop(BaseException):
+    """Ends a still-running loop at teardown (not an Exception: not caught)."""
+
+
+@dataclass
+class ScriptedLLM:
+    calls: queue.Queue[Observation] = field(default_factory=queue.Queue)
+    replies: queue.Queue[Any] = field(default_factory=queue.Queue)
+
+    def chat(self, messages: list[dict[str, Any]], **_: Any) -> Any:
+        self.calls.put(Called(copy.deepcopy(messages)))
+        reply = self.replies.get(timeout=STEP_TIMEOUT * 4)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+
+def verdict_json(n: int) -> str:
+    """The content of a scripted verdict; its summary identifies it."""
+    return json.dumps({"verdict": "COMPLETE", "items": [], "summary": f"scripted-verdict-{n}"})
+
+
+class LoopDriver:
+    """One evaluation of a task with ``criteria`` criteria under ``caps``."""
+
+    def __init__(
+        self,
+        mods: GitreinsModules,
+        caps: Caps,
+        *,
+        criteria: int,
+        evaluator_config: dict[str, Any] | None = None,
+    ) -> None:
+        self.mods = mods
+        self._tmp = tempfile.TemporaryDirectory(prefix="ctxaudit-gr-")
+        workdir = Path(self._tmp.name)
+        config = {"evaluator": {"prescreen": False, "file_scope": "full"}}
+        config["evaluator"].update(evaluator_config or {})
+        (workdir / ".gitreins").mkdir()
+        (workdir / ".gitreins" / "config.yaml").write_text(yaml.safe_dump(config))
+        self.cap = mods.eval_cap.EvalCap(
+            max_iterations=float(caps.max_iterations),
+            max_seconds=float(caps.max_seconds),
+            max_input_tokens=int(caps.max_input_tokens),
+            max_output_tokens=int(caps.max_output_tokens),
+            tool_call_weight=float(caps.tool_call_weight),
+        )
+        self.llm = ScriptedLLM()
+        self.evaluator = mods.evaluator.AgenticEvaluator(
+            self.llm, workdir=str(workdir), eval_cap=self.cap
+        )
+        self.criteria = [f"criterion number {i} holds" for i in range(criteria)]
+        self._answers = 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.finished = False
+
+    def _run(self) -> None:
+        task = {"id": "ctxaudit-task", "title": "ctxaudit", "criteria": self.criteria}
+        try:
+            verdict = self.evaluator.evaluate(task)
+        except _Stop:
+            return
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            self.llm.calls.put(Crashed(exc))
+            return
+        self.llm.calls.put(Finished(verdict))
+
+    def _next(self) -> Observation:
+        try:
+            obs = self.llm.calls.get(timeout=STEP_TIMEOUT)
+        except queue.Empty:
+            obs = Crashed(TimeoutError(f"the loop made no LLM call for {STEP_TIMEOUT}s"))
+        if not isinstance(obs, Called):
+            self.finished = True
+        return obs
+
+    def start(self) -> Observation:
+        self._thread.start()
+        return self._next()
+
+    def answer(self, reply: Answer) -> Observation:
+        llm = self.mods.llm
+        self._answers += 1
+        usage = llm.LLMUsage(
+            prompt_tokens=reply.prompt,
+            completion_tokens=reply.completion,
+            cache_read_tokens=reply.cache_read,
+            cache_write_tokens=reply.cache_write,
+        )
+        calls = []
+        for k, key in enumerate(reply.writes):
+            tc_id = f"call-{self._answers}-{k}"
+            if key is None:
+                calls.append(llm.ToolCall(id=tc_id, name="sandbox_read", arguments={"key": "x"}))
+            else:
+                args = {"key": key, "content": "PASS: checked"}
+                calls.append(llm.ToolCall(id=tc_id, name="sandbox_write", arguments=args))
+        content = None if calls else verdict_json(self._answers)
+        self.llm.replies.put(llm.LLMResponse(content=content, tool_calls=calls, usage=usage))
+        return self._next()
+
+    def fail(self, failure: Failure) -> Observation:
+        self.llm.replies.put(make_exception(failure))
+        return self._next()
+
+    def assert_no_more_calls(self) -> None:
+        assert self.llm.calls.empty(), f"the run ended, then the LLM was called: {self.llm.calls.get()!r}"
+
+    def counters(self) -> dict[str, float]:
+        c = self.cap
+        return {
+            "input": c.cumulative_input_tokens,
+            "output": c.cumulative_output_tokens,
+            "cache_read": c.cumulative_cache_read,
+            "cache_write": c.cumulative_cache_write,
+            "credit": c.iteration_credit,
+        }
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self.llm.replies.put(_Stop())
+            self._thread.join(timeout=STEP_TIMEOUT)
+        self._tmp.cleanup()
+
+
+def make_exception(failure: Failure) -> BaseException:
+    """The exception an LLM client raises for ``failure``."""
+    if failure.transport:
+        inner = requests.ConnectionError(f"Max retries exceeded with url: /chat ({failure.text})")
+        outer = RuntimeError(f"LLM call failed: {inner}")
+        outer.__cause__ = inner
+        return outer
+    if failure.status is not None:
+        response = requests.Response()
+        response.status_code = failure.status
+        return requests.HTTPError(f"{failure.status} Client Error: {failure.text}", response=response)
+    return RuntimeError(failure.text)
+
+
+# ── reading the messages the LLM receives ─────────────────────────────────
+
+
+def is_compacted(messages: list[dict[str, Any]]) -> bool:
+    """V3's shape: exactly a system prompt and one user (progress) prompt."""
+    return (
+        len(messages) == 2
+        and messages[0].get("role") == "system"
+        and messages[1].get("role") == "user"
+    )
+
+
+def progress_lists(prompt: str, criteria: list[str]) -> tuple[set[int], set[int]]:
+    """Which criteria the progress prompt lists as verified, and as still to
+    verify. Reads only the two progress sections, not the full criteria list
+    appended after them."""
+    verified_part, todo_part = "", ""
+    head, _, _ = prompt.partition("## INSTRUCTIONS")
+    if "Still to verify" in head:
+        verified_part, _, todo_part = head.partition("Still to verify")
+    else:
+        verified_part = head
+    verified = {i for i, c in enumerate(criteria) if f"✓ {c}" in verified_part}
+    todo = {i for i, c in enumerate(criteria) if f". {c}" in todo_part}
+    return verified, todo
+
+
+def ended_reason(verdict: Any) -> str:
+    """Classify the target's verdict as the model's ``Ended.reason``."""
+    summary = str(getattr(verdict, "summary", ""))
+    if summary.startswith("scripted-verdict-"):
+        return "verdict"
+    if summary.startswith("Evaluator error: LLM call failed"):
+        return "llm-failure"
+    if "Cap exceeded" in summary or summary.startswith("Partial verdict"):
+        return "cap"
+    return f"unknown ({summary[:80]!r})"

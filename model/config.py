@@ -1,0 +1,116 @@
+"""Configuration the model runs under, and what configuration text means (B6, V8).
+
+``Caps`` and ``ValveConfig`` are pydantic models: a bad value is rejected
+with an error that names the field. The parse functions say what a cap
+written in ``.gitreins/config.yaml`` means; they are the oracle for B6/V8,
+not a copy of any target's parser.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_RATIO = 0.90
+MAX_COMPACTIONS = 3
+
+Unlimited = Annotated[int, Field(ge=-1)]
+
+
+class Caps(BaseModel):
+    """SPEC 1: caps; ``-1`` (or any value <= 0) means unlimited."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_iterations: float = Field(default=-1.0, allow_inf_nan=False)
+    max_seconds: float = Field(default=-1.0, allow_inf_nan=False)
+    max_input_tokens: Unlimited = -1
+    max_output_tokens: Unlimited = -1
+    tool_call_weight: float = Field(default=0.1, ge=0, allow_inf_nan=False)
+
+
+class ValveConfig(BaseModel):
+    """SPEC 2: the valve's settings (ratio already validated, see ``valve_ratio``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    caps: Caps
+    ratio: float = Field(default=DEFAULT_RATIO, gt=0, lt=1)
+    criteria: int = Field(default=3, ge=0)
+
+
+class ConfigError(ValueError):
+    """A configuration value that is not a number; names the key (V8)."""
+
+    def __init__(self, key: str, value: object) -> None:
+        super().__init__(f"{key}: expected a number, got {value!r}")
+        self.key = key
+
+
+def valve_ratio(raw: object, key: str = "compaction_threshold") -> tuple[float, bool]:
+    """V8: the ratio a configured value stands for, and whether to warn.
+
+    A number, or a string that reads as one, is accepted; outside (0, 1) it is
+    replaced by 0.90 with a warning. Anything else raises ``ConfigError``.
+    """
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise ConfigError(key, raw)
+    if isinstance(raw, str):
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            raise ConfigError(key, raw) from None
+    else:
+        value = float(raw)
+    if math.isnan(value) or not 0 < value < 1:
+        return DEFAULT_RATIO, True
+    return value, False
+
+
+# B6: what cap text says. Numbers may carry a decimal point; units are those
+# the gitreins docs show (k/M for tokens; s/m/h and their long forms for time).
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_TOKENS = re.compile(rf"^{_NUMBER}\s*([kKmM]?)$")
+_SECONDS = {"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1}
+_SECONDS |= {"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60}
+_SECONDS |= {"h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600}
+_TIME = re.compile(rf"^{_NUMBER}\s*([a-z]+)$")
+
+
+def parse_tokens(text: str) -> int | None:
+    m = _TOKENS.match(text.strip())
+    if not m:
+        return None
+    scale = {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    return round(float(m.group(1)) * scale)
+
+
+def parse_seconds(text: str) -> float | None:
+    m = _TIME.match(text.strip())
+    if not m or m.group(2) not in _SECONDS:
+        return None
+    return float(m.group(1)) * _SECONDS[m.group(2)]
+
+
+def parse_legacy(text: str) -> Caps | None:
+    """The combined string ``iterations/time/input/output`` (e.g. 100/30m/200k/50k)."""
+    parts = [p.strip() for p in text.split("/")]
+    if len(parts) != 4 or not parts[0].isdigit():
+        return None
+    seconds, tokens_in, tokens_out = (
+        parse_seconds(parts[1]),
+        parse_tokens(parts[2]),
+        parse_tokens(parts[3]),
+    )
+    if seconds is None or tokens_in is None or tokens_out is None:
+        return None
+    iterations = int(parts[0])
+    return Caps(
+        max_iterations=float(iterations) if iterations > 0 else -1.0,
+        max_seconds=seconds,
+        max_input_tokens=tokens_in,
+        max_output_tokens=tokens_out,
+    )

@@ -1,0 +1,154 @@
+"""B1-B5: gitreins' EvalCap in lockstep with model.budget.
+
+Every call, tool call, check, clock move and reset is applied to both; the
+meters, the credit and the reported cap are compared after each step.
+Token counts are drawn relative to the caps, so the meters land on the cap,
+one below and one above it on purpose.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from ctxaudit.targets.gitreins import GitreinsModules
+from model.budget import Budget, Cap
+from model.config import Caps
+
+pytestmark = pytest.mark.gitreins
+
+CAP_WORDS = {
+    "Iteration cap": Cap.ITERATIONS,
+    "Time cap": Cap.TIME,
+    "Input token budget": Cap.INPUT,
+    "Output token budget": Cap.OUTPUT,
+}
+
+
+def reported(message: str | None) -> Cap | None:
+    if message is None:
+        return None
+    for words, cap in CAP_WORDS.items():
+        if message.startswith(words):
+            return cap
+    raise AssertionError(f"unrecognised cap message: {message!r}")
+
+
+def check_report(prop: str, message: str | None, expected: frozenset[Cap]) -> None:
+    got = reported(message)
+    if expected:
+        assert got in expected, f"{prop}: expected a cap in {sorted(expected)}, got {message!r}"
+    else:
+        assert got is None, f"{prop}: no cap is reached, but the target reported {message!r}"
+
+
+caps_strategy = st.builds(
+    Caps,
+    max_iterations=st.sampled_from([-1.0, 1.0, 2.0, 3.0, 2.5, 5.0]),
+    max_seconds=st.sampled_from([-1.0, 5.0, 60.0]),
+    max_input_tokens=st.sampled_from([-1, 1, 10, 100, 1000]),
+    max_output_tokens=st.sampled_from([-1, 1, 10, 100]),
+    tool_call_weight=st.sampled_from([0.1, 0.25, 0.5, 1.0]),
+)
+
+
+def near(data: st.DataObject, used: int, cap: int, label: str) -> int:
+    """A token count that puts the meter at the cap, one off, or anywhere."""
+    if cap > 0 and used < cap and data.draw(st.booleans(), label=f"{label}_aim"):
+        gap = cap - used
+        return data.draw(st.sampled_from([gap - 1, gap, gap + 1]).filter(lambda n: n >= 0), label)
+    return data.draw(st.integers(0, 60), label=label)
+
+
+def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
+    class BudgetLockstep(RuleBasedStateMachine):
+        model: Budget
+        target: Any
+        elapsed: float
+
+        @initialize(caps=caps_strategy, started=st.booleans())
+        def setup(self, caps: Caps, started: bool) -> None:
+            self.model = Budget(caps)
+            self.target = mods.eval_cap.EvalCap(**caps.model_dump())
+            self.elapsed = 0.0
+            if started:
+                self.model = self.model.start()
+                self.target.start()
+                self._set_clock()
+
+        def _set_clock(self) -> None:
+            # B4 through the public start_time: the target sees `elapsed` plus
+            # 1 ms plus however long the step takes (never less than elapsed).
+            self.target.start_time = time.time() - self.elapsed - 0.001
+
+        @rule(data=st.data())
+        def llm_call(self, data: st.DataObject) -> None:
+            m, c = self.model, self.model.caps
+            prompt = near(data, m.input, c.max_input_tokens, "prompt")
+            cache_read = data.draw(st.sampled_from([0, 0, 1, 7]), label="cache_read")
+            cache_write = data.draw(st.sampled_from([0, 0, 2, 5]), label="cache_write")
+            completion = near(data, m.output, c.max_output_tokens, "completion")
+            self.model, expected = m.llm_call(
+                prompt=prompt,
+                completion=completion,
+                cache_read=cache_read,
+                cache_write=cache_write,
+                elapsed=self.elapsed,
+            )
+            message = self.target.record_llm_call(
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                cache_read_tokens=cache_read,
+                cache_write_tokens=cache_write,
+            )
+            check_report("B2/B3", message, expected)
+
+        @rule()
+        def tool_call(self) -> None:
+            self.model, expected = self.model.tool_call(elapsed=self.elapsed)
+            check_report("B3", self.target.record_tool_call(), expected)
+
+        @rule()
+        def check(self) -> None:
+            check_report("B2/B4", self.target.check(), self.model.hard_caps(self.elapsed))
+
+        @precondition(lambda self: self.model.started)
+        @rule(to=st.sampled_from(["below", "at", "past", "anywhere"]))
+        def move_clock(self, to: str) -> None:
+            cap = self.model.caps.max_seconds
+            if cap > 0 and to != "anywhere":
+                self.elapsed = {"below": cap - 1, "at": cap, "past": cap + 1}[to]
+            else:
+                self.elapsed += 1.0
+            self._set_clock()
+
+        @rule()
+        def reset(self) -> None:
+            self.model = self.model.reset()
+            self.target.reset_context_tracking()
+
+        @invariant()
+        def meters_agree(self) -> None:
+            m, t = self.model, self.target
+            got = (t.cumulative_input_tokens, t.cumulative_output_tokens)
+            assert got == (m.input, m.output), f"B1: meters (input, output) {got} != {(m.input, m.output)}"
+            cache = (t.cumulative_cache_read, t.cumulative_cache_write)
+            assert cache == (m.cache_read, m.cache_write), f"B1: cache meters {cache}"
+            assert t.iteration_credit == m.credit, f"B3: credit {t.iteration_credit} != {m.credit}"
+
+    return BudgetLockstep
+
+
+def test_budget_lockstep(gitreins: GitreinsModules) -> None:
+    run_state_machine_as_test(make_machine(gitreins))

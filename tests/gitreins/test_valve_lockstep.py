@@ -1,0 +1,233 @@
+"""V1-V7 (and B1-B3 inside the loop): AgenticEvaluator.evaluate in lockstep
+with model.valve, one LLM call per step.
+
+Each rule is what the LLM does with the pending call: answer (usage and tool
+calls, among them ``sandbox_write`` of ``verified_<i>``), give its verdict,
+fail with a context error, another error or a transport failure. After each
+step the next LLM call (or the end of the run) is compared with the model:
+whether the conversation was compacted (V1/V3/V5/V6), which criteria the
+progress prompt lists (V4), EvalCap's counters (B1/B3) and how the run ended.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from ctxaudit import findings
+from ctxaudit.targets.gitreins import GitreinsModules
+from ctxaudit.targets.gitreins_loop import (
+    Called,
+    Crashed,
+    Finished,
+    LoopDriver,
+    Observation,
+    ended_reason,
+    is_compacted,
+    progress_lists,
+)
+from model.budget import Cap
+from model.config import Caps, ValveConfig
+from model.valve import Answer, Call, Ended, Failure, Valve
+
+pytestmark = pytest.mark.gitreins
+
+CRITERIA = 3
+LOOP_CALL_AT_CAP = "GR-B3-LOOP-CALL-AT-CAP"
+
+
+def valve_configs(version: str) -> st.SearchStrategy[ValveConfig]:
+    skip = findings.excluded_regions("gitreins", version)
+    caps = st.builds(
+        Caps,
+        max_iterations=st.sampled_from([-1.0, 2.5, 4.0, 12.0]),
+        max_input_tokens=st.sampled_from([-1, 20, 100, 1000, 5000]),
+        max_output_tokens=st.sampled_from([-1, 50, 400]),
+        tool_call_weight=st.sampled_from([0.1, 0.5]),
+    )
+    configs = st.builds(
+        ValveConfig, caps=caps, ratio=st.sampled_from([0.9, 0.5, 0.75, 0.99]), criteria=st.just(CRITERIA)
+    )
+    return configs.filter(lambda cfg: not any(region(cfg) for region in skip))
+
+
+def answers(cfg: ValveConfig, meter: int) -> st.SearchStrategy[Answer]:
+    """Usage aimed at the valve's threshold and the cap, and tool calls."""
+    cap = cfg.caps.max_input_tokens
+    sizes = st.integers(0, 40)
+    if cap > 0:
+        threshold = int(cap * cfg.ratio)
+        aims = [threshold - meter, threshold - meter + 1, cap - meter, cap - meter - 1]
+        sizes = st.one_of(sizes, st.sampled_from([a for a in aims if a >= 0] or [0]))
+    keys = st.one_of(
+        st.sampled_from([f"verified_{i}" for i in range(CRITERIA)]),
+        st.sampled_from(["notes", "verified_x", f"verified_{CRITERIA}", None]),
+    )
+    return st.builds(
+        Answer,
+        prompt=sizes,
+        completion=st.integers(0, 30),
+        cache_read=st.sampled_from([0, 0, 3]),
+        cache_write=st.sampled_from([0, 0, 2]),
+        writes=st.lists(keys, min_size=1, max_size=3).map(tuple),
+    )
+
+
+failures = st.one_of(
+    st.builds(Failure, text=st.just("context_length_exceeded"), status=st.sampled_from([400, 413])),
+    st.builds(Failure, text=st.just("Too Many Requests"), status=st.just(429)),
+    st.builds(Failure, text=st.just("Internal Server Error"), status=st.just(500)),
+    st.builds(Failure, text=st.sampled_from(["prompt is too long: maximum context window", "boom"])),
+    st.builds(Failure, text=st.just("connection refused"), transport=st.just(True)),
+)
+
+
+def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
+    version = mods.tree.version
+    known = {f.id for f in findings.registered("gitreins", version)}
+
+    class ValveLockstep(RuleBasedStateMachine):
+        model: Valve
+        driver: LoopDriver
+        obs: Observation
+        compactions_seen: int
+        largest_input: int
+
+        @initialize(cfg=st.deferred(lambda: valve_configs(version)))
+        def setup(self, cfg: ValveConfig) -> None:
+            self.model = Valve.start(cfg)
+            self.driver = LoopDriver(
+                mods, cfg.caps, criteria=cfg.criteria, evaluator_config={"compaction_threshold": cfg.ratio}
+            )
+            self.compactions_seen = 0
+            self.largest_input = 0
+            self.obs = self.driver.start()
+            self.compare(first=True)
+
+        def teardown(self) -> None:
+            if hasattr(self, "driver"):
+                self.driver.close()
+
+        def running(self) -> bool:
+            return isinstance(self.model.pending, Call) and isinstance(self.obs, Called)
+
+        @precondition(running)
+        @rule(data=st.data())
+        def answer(self, data: st.DataObject) -> None:
+            reply = data.draw(answers(self.model.config, self.model.budget.input), label="reply")
+            self.largest_input = max(self.largest_input, reply.prompt + reply.cache_read + reply.cache_write)
+            self.model = self.model.answer(reply)
+            self.obs = self.driver.answer(reply)
+            self.compare()
+
+        @precondition(running)
+        @rule(prompt=st.integers(0, 40))
+        def verdict(self, prompt: int) -> None:
+            reply = Answer(prompt=prompt, completion=5)
+            self.largest_input = max(self.largest_input, prompt)
+            self.model = self.model.answer(reply)
+            self.obs = self.driver.answer(reply)
+            self.compare()
+
+        @precondition(running)
+        @rule(failure=failures)
+        def fail(self, failure: Failure) -> None:
+            self.model = self.model.fail(failure)
+            self.obs = self.driver.fail(failure)
+            self.compare()
+
+        @precondition(lambda self: not self.running())
+        @rule()
+        def run_stays_ended(self) -> None:
+            """Once the run has ended, the LLM is never called again."""
+            self.driver.assert_no_more_calls()
+
+        def compare(self, first: bool = False) -> None:
+            expected, obs = self.model.pending, self.obs
+            if isinstance(obs, Crashed):
+                raise AssertionError(f"the target loop crashed: {obs.error!r}") from obs.error
+            if (
+                expected == Ended("cap", frozenset({Cap.ITERATIONS}))
+                and isinstance(obs, Called)
+                and LOOP_CALL_AT_CAP in known
+            ):
+                # Registered finding: the loop calls the LLM once more with the
+                # credit at the cap. Its exact shape is still checked: that
+                # call is refused, nothing is metered, and the run ends.
+                before = self.driver.counters()
+                self.obs = obs = self.driver.answer(Answer(prompt=1, completion=1))
+                assert isinstance(obs, Finished) and ended_reason(obs.verdict) == "cap", (
+                    f"{LOOP_CALL_AT_CAP}: expected the extra call to be refused, got {obs!r}"
+                )
+                assert self.driver.counters() == before, f"{LOOP_CALL_AT_CAP}: the refused call was metered"
+            if isinstance(expected, Ended):
+                assert isinstance(obs, Finished), (
+                    f"{'B3' if expected.caps else 'V'}: the model ends the run ({expected.reason}"
+                    f"{', ' + ','.join(sorted(expected.caps)) if expected.caps else ''}), "
+                    f"but the target called the LLM again ({len(obs.messages)} messages)"
+                )
+                got = ended_reason(obs.verdict)
+                assert got == expected.reason, f"run ended as {got!r}, the model says {expected.reason!r}"
+                return
+            assert isinstance(obs, Called), (
+                f"the model makes another LLM call, but the target ended the run: "
+                f"{getattr(obs.verdict, 'summary', obs)!r}"
+            )
+            compacted = not first and is_compacted(obs.messages)
+            if compacted != expected.compacted:
+                prop = "V2" if self.model.config.caps.max_input_tokens <= 0 else "V1"
+                raise AssertionError(
+                    f"{prop}/V3/V6: the model {'compacts' if expected.compacted else 'does not compact'} "
+                    f"before this call, the target {'did' if compacted else 'did not'} "
+                    f"(input meter before: {self.model.budget.input if not expected.compacted else 'reset'}, "
+                    f"compactions: {self.model.compactions})"
+                )
+            if compacted:
+                self.compactions_seen += 1
+                verified, todo = progress_lists(obs.messages[1]["content"], self.driver.criteria)
+                assert verified == set(expected.verified), (
+                    f"V4: progress lists {sorted(verified)} as verified, the model {sorted(expected.verified)}"
+                )
+                assert todo == set(range(CRITERIA)) - set(expected.verified), f"V4: still-to-verify {sorted(todo)}"
+                assert self.compactions_seen <= 3, "V5: more than 3 compactions"
+
+        @invariant()
+        def counters_agree(self) -> None:
+            if not hasattr(self, "driver"):
+                return
+            got = self.driver.counters()
+            b = self.model.budget
+            want = {"input": b.input, "output": b.output, "cache_read": b.cache_read,
+                    "cache_write": b.cache_write, "credit": b.credit}  # fmt: skip
+            assert got == want, f"B1/B3/B5: EvalCap counters {got} != model {want}"
+
+        @invariant()
+        def valve_protects_cap(self) -> None:
+            """V7, checked on the target alone."""
+            if not hasattr(self, "driver") or not isinstance(self.obs, Finished):
+                return
+            cfg = self.model.config
+            cap = cfg.caps.max_input_tokens
+            margin = cap - int(cap * cfg.ratio)
+            meter = self.driver.counters()["input"]
+            if cap > 0 and self.largest_input < margin and self.compactions_seen < 3:
+                assert meter < cap, (
+                    f"V7: input cap {cap} reached (meter {meter}) after {self.compactions_seen} "
+                    f"compactions, with every call's input < {margin} (ratio {cfg.ratio})"
+                )
+
+    return ValveLockstep
+
+
+def test_valve_lockstep(gitreins: GitreinsModules) -> None:
+    run_state_machine_as_test(make_machine(gitreins))
