@@ -26,6 +26,7 @@ reported as not applicable to that version.
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 import tomllib
@@ -33,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -107,28 +107,31 @@ def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
     return entries
 
 
-def _function_span(module: cst.Module, qualname: str) -> tuple[int, int] | None:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    for qual, _cls, node in function_index(module).values():
-        if qual == qualname:
-            pos = positions[node]
-            return pos.start.line, pos.end.line
-    return None
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Qualified name -> node for top-level functions and methods of top-level classes."""
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out[f"{node.name}.{sub.name}"] = sub
+    return out
 
 
 def apply(entry: Entry, source: str) -> str:
     """The source with the entry's change made; raises CatalogueError if it does not apply."""
     where = f"catalogue entry {entry.id} ({entry.file}:{entry.function})"
-    module = cst.parse_module(source)
-    span = _function_span(module, entry.function)
-    if span is None:
+    tree = ast.parse(source)
+    func = _functions(tree).get(entry.function)
+    if func is None:
         raise CatalogueError(f"{where}: no function {entry.function} in the target source")
     lines = source.splitlines(keepends=True)
     before = [ln.strip() for ln in entry.before.strip("\n").splitlines()]
     if not before or not all(before):
         raise CatalogueError(f"{where}: `before` must be whole non-empty lines")
-    first, last = span
+    first, last = func.lineno, func.end_lineno or func.lineno
     matches = [
         i
         for i in range(first - 1, last - len(before) + 1)
@@ -151,31 +154,42 @@ def apply(entry: Entry, source: str) -> str:
     if mutated == source:
         raise CatalogueError(f"{where}: `after` makes no change")
     try:
-        mutated_module = cst.parse_module(mutated)
-    except cst.ParserSyntaxError as exc:
-        raise CatalogueError(f"{where}: the change does not parse: {exc.message}") from None
-    changed = changed_functions(module, mutated_module)
+        mutated_tree = ast.parse(mutated)
+    except SyntaxError as exc:
+        raise CatalogueError(f"{where}: the change does not parse: {exc.msg}") from None
+    changed = changed_functions(tree, mutated_tree)
     if changed != [entry.function]:
         raise CatalogueError(f"{where}: the change must touch exactly that function, got {changed}")
     return mutated
 
 
-def changed_functions(a: cst.Module, b: cst.Module) -> list[str]:
-    """Qualified names of trampoline-able functions whose code differs (or not in both)."""
+def changed_functions(a: ast.Module, b: ast.Module) -> list[str]:
+    """Qualified names of functions whose code differs; '<module level>' if anything else does."""
+    fa, fb = _functions(a), _functions(b)
+    changed = sorted(
+        q
+        for q in fa.keys() | fb.keys()
+        if q not in fa or q not in fb or ast.dump(fa[q]) != ast.dump(fb[q])
+    )
 
-    def codes(mod: cst.Module) -> dict[str, str]:
-        return {q: mod.code_for_node(n) for q, _c, n in function_index(mod).values()}
-
-    ca, cb = codes(a), codes(b)
-    changed = sorted(q for q in ca.keys() | cb.keys() if ca.get(q) != cb.get(q))
-
-    # anything outside functions must be unchanged
-    def skeleton(mod: cst.Module) -> str:
-        return "".join(
-            mod.code_for_node(s)
-            for s in mod.body
-            if not isinstance(s, cst.FunctionDef | cst.ClassDef)
-        )
+    def skeleton(tree: ast.Module) -> str:
+        keep = [n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        parts = []
+        for n in keep:
+            if isinstance(n, ast.ClassDef):
+                n = ast.ClassDef(
+                    name=n.name,
+                    bases=n.bases,
+                    keywords=n.keywords,
+                    body=[
+                        x
+                        for x in n.body
+                        if not isinstance(x, ast.FunctionDef | ast.AsyncFunctionDef)
+                    ],
+                    decorator_list=n.decorator_list,
+                )
+            parts.append(ast.dump(n))
+        return "\n".join(parts)
 
     if skeleton(a) != skeleton(b):
         changed.append("<module level>")

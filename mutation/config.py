@@ -55,7 +55,7 @@ class TargetConfig:
 
     def in_scope(self, path: str, function: str) -> bool:
         included = any(
-            fnmatch.fnmatchcase(path, pat.replace("**", "*"))
+            fnmatch.fnmatchcase(path, pat.replace("**/", "*").replace("**", "*"))
             and any(fnmatch.fnmatchcase(function, f) for f in funcs)
             for pat, funcs in self.files
         )

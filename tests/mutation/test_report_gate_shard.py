@@ -1,0 +1,121 @@
+"""Shard split, gate and the mutation-testing-elements report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mutation import engine, report
+
+
+def m(i: int, kind: str, status: str, **kw: Any) -> dict[str, Any]:
+    base = dict(
+        id=f"toy.py:f:{kind}:op:{i:012d}",
+        target="toy",
+        file="toy.py",
+        function="f",
+        kind=kind,
+        operator="op",
+        line=2,
+        column=5,
+        end_line=2,
+        end_column=9,
+        original="a > b",
+        replacement="a >= b",
+        properties=["B2"],
+        catalogue=None,
+        description="",
+        status=status,
+        reason="",
+        killed_by="tests/t.py::test" if status == "killed" else None,
+        seconds=0.1,
+        tests_completed=None,
+        diff="--- a/toy.py\n+++ b/toy.py\n-    return a > b\n+    return a >= b\n",
+    )
+    base.update(kw)
+    return base
+
+
+def doc(mutants: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "target": "toy",
+        "version": "1",
+        "root": "/x",
+        "sources": {"toy.py": "def f(a, b):\n    return a > b\n"},
+        "mutants": mutants,
+        "timings": {"setup": 1.0, "baseline": 1.0, "mutation": 2.0, "total": 4.0},
+        "not_applicable": [],
+        "excluded": {},
+    }
+
+
+def test_shard_split_is_a_deterministic_partition():
+    ids = [f"f.py:g:other:string:{i:x}" for i in range(500)]
+    n = 4
+    shards = [{i for i in ids if engine.shard_of(i, n) == k} for k in range(n)]
+    assert set().union(*shards) == set(ids)
+    assert sum(map(len, shards)) == len(ids)
+    assert all(shards)  # none empty for 500 ids
+    assert shards == [{i for i in ids if engine.shard_of(i, n) == k} for k in range(n)]
+
+
+def test_gate_fails_with_one_unlisted_gated_survivor():
+    d = report.apply_gate(
+        doc([m(1, "removed-write", "killed"), m(2, "wrong-comparison", "survived")]), {}
+    )
+    assert not d["gate"]["passed"]
+    assert d["gate"]["failures"] == [m(2, "x", "x")["id"].replace(":x:", ":wrong-comparison:")]
+
+
+def test_gate_passes_when_the_survivor_is_a_listed_equivalent():
+    survivor = m(2, "wrong-comparison", "survived")
+    d = report.apply_gate(
+        doc([m(1, "removed-write", "timeout"), survivor]), {survivor["id"]: "why"}
+    )
+    assert d["gate"]["passed"]
+    assert survivor["status"] == "equivalent"
+
+
+def test_other_kinds_and_flaky():
+    d = report.apply_gate(doc([m(1, "other", "survived")]), {})
+    assert d["gate"]["passed"]
+    d = report.apply_gate(doc([m(1, "removed-write", "flaky")]), {})
+    assert not d["gate"]["passed"]
+
+
+def test_catalogue_mutant_is_gated_whatever_its_kind():
+    d = report.apply_gate(doc([m(1, "other", "survived", catalogue="LCORE-1")]), {})
+    assert not d["gate"]["passed"]
+
+
+def test_stale_equivalent_is_reported():
+    d = report.apply_gate(
+        doc([m(1, "other", "killed")]), {m(1, "other", "x")["id"]: "r", "gone": "r"}
+    )
+    assert len(d["stale_equivalents"]) == 2
+
+
+def test_report_validates_and_shows_survivor_diff(tmp_path: Path):
+    d = report.apply_gate(
+        doc([m(1, "removed-write", "killed"), m(2, "wrong-comparison", "survived")]), {}
+    )
+    js, md = report.write_reports(d, tmp_path)
+    mte = json.loads(js.read_text())
+    assert report.validate_mte(mte) == []
+    statuses = [x["status"] for x in mte["files"]["toy.py"]["mutants"]]
+    assert statuses == ["Killed", "Survived"]
+    assert mte["files"]["toy.py"]["mutants"][1]["mutatorName"] == "wrong-comparison:op"
+    text = md.read_text()
+    assert "Gate: FAILED" in text and "+    return a >= b" in text and "**B2**" in text
+
+
+def test_validator_catches_missing_fields():
+    assert "missing thresholds" in report.validate_mte({"schemaVersion": "2", "files": {}})
+    bad = {
+        "schemaVersion": "2",
+        "thresholds": {"high": 80, "low": 60},
+        "files": {"a.py": {"language": "python", "source": "", "mutants": [{"id": "1"}]}},
+    }
+    errors = report.validate_mte(bad)
+    assert any("mutatorName" in e for e in errors) and any("status" in e for e in errors)
