@@ -150,7 +150,9 @@ def download(version: str) -> Path:
         wheels = list(Path(tmp).glob("gitreins-*.whl"))
         if proc.returncode != 0 or not wheels:
             reason = _pip_reason(proc.stderr)
-            raise TargetError(f"gitreins: no published version {version!r} could be fetched ({reason})")
+            raise TargetError(
+                f"gitreins: no published version {version!r} could be fetched ({reason})"
+            )
         unpacked = Path(tmp) / "tree"
         with zipfile.ZipFile(wheels[0]) as zf:
             zf.extractall(unpacked)

@@ -155,7 +155,9 @@ class LoopDriver:
         return self._next()
 
     def assert_no_more_calls(self) -> None:
-        assert self.llm.calls.empty(), f"the run ended, then the LLM was called: {self.llm.calls.get()!r}"
+        assert self.llm.calls.empty(), (
+            f"the run ended, then the LLM was called: {self.llm.calls.get()!r}"
+        )
 
     def counters(self) -> dict[str, float]:
         c = self.cap
@@ -184,8 +186,40 @@ def make_exception(failure: Failure) -> BaseException:
     if failure.status is not None:
         response = requests.Response()
         response.status_code = failure.status
-        return requests.HTTPError(f"{failure.status} Client Error: {failure.text}", response=response)
+        return requests.HTTPError(
+            f"{failure.status} Client Error: {failure.text}", response=response
+        )
     return RuntimeError(failure.text)
+
+
+def replay(
+    mods: GitreinsModules,
+    caps: Caps,
+    *,
+    steps: list[Answer | Failure],
+    criteria: int = 3,
+    ratio: object = 0.9,
+) -> list[Observation]:
+    """Run one evaluation through ``steps`` and return what was observed: the
+    first LLM call, then what followed each step (until the run ended).
+    This is the form in which counterexamples are printed and findings kept."""
+    driver = LoopDriver(
+        mods, caps, criteria=criteria, evaluator_config={"compaction_threshold": ratio}
+    )
+    try:
+        seen = [driver.start()]
+        for step in steps:
+            if not isinstance(seen[-1], Called):
+                break
+            seen.append(driver.answer(step) if isinstance(step, Answer) else driver.fail(step))
+        return seen
+    finally:
+        driver.close()
+
+
+def compactions(observations: list[Observation]) -> int:
+    """How many of the LLM calls after the first received a compacted conversation."""
+    return sum(1 for o in observations[1:] if isinstance(o, Called) and is_compacted(o.messages))
 
 
 # ── reading the messages the LLM receives ─────────────────────────────────

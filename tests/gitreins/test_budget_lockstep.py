@@ -142,7 +142,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         def meters_agree(self) -> None:
             m, t = self.model, self.target
             got = (t.cumulative_input_tokens, t.cumulative_output_tokens)
-            assert got == (m.input, m.output), f"B1: meters (input, output) {got} != {(m.input, m.output)}"
+            assert got == (m.input, m.output), (
+                f"B1: meters (input, output) {got} != {(m.input, m.output)}"
+            )
             cache = (t.cumulative_cache_read, t.cumulative_cache_write)
             assert cache == (m.cache_read, m.cache_write), f"B1: cache meters {cache}"
             assert t.iteration_credit == m.credit, f"B3: credit {t.iteration_credit} != {m.credit}"

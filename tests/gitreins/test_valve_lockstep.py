@@ -11,8 +11,6 @@ progress prompt lists (V4), EvalCap's counters (B1/B3) and how the run ended.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -56,7 +54,10 @@ def valve_configs(version: str) -> st.SearchStrategy[ValveConfig]:
         tool_call_weight=st.sampled_from([0.1, 0.5]),
     )
     configs = st.builds(
-        ValveConfig, caps=caps, ratio=st.sampled_from([0.9, 0.5, 0.75, 0.99]), criteria=st.just(CRITERIA)
+        ValveConfig,
+        caps=caps,
+        ratio=st.sampled_from([0.9, 0.5, 0.75, 0.99]),
+        criteria=st.just(CRITERIA),
     )
     return configs.filter(lambda cfg: not any(region(cfg) for region in skip))
 
@@ -87,7 +88,9 @@ failures = st.one_of(
     st.builds(Failure, text=st.just("context_length_exceeded"), status=st.sampled_from([400, 413])),
     st.builds(Failure, text=st.just("Too Many Requests"), status=st.just(429)),
     st.builds(Failure, text=st.just("Internal Server Error"), status=st.just(500)),
-    st.builds(Failure, text=st.sampled_from(["prompt is too long: maximum context window", "boom"])),
+    st.builds(
+        Failure, text=st.sampled_from(["prompt is too long: maximum context window", "boom"])
+    ),
     st.builds(Failure, text=st.just("connection refused"), transport=st.just(True)),
 )
 
@@ -107,7 +110,10 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         def setup(self, cfg: ValveConfig) -> None:
             self.model = Valve.start(cfg)
             self.driver = LoopDriver(
-                mods, cfg.caps, criteria=cfg.criteria, evaluator_config={"compaction_threshold": cfg.ratio}
+                mods,
+                cfg.caps,
+                criteria=cfg.criteria,
+                evaluator_config={"compaction_threshold": cfg.ratio},
             )
             self.compactions_seen = 0
             self.largest_input = 0
@@ -125,7 +131,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         @rule(data=st.data())
         def answer(self, data: st.DataObject) -> None:
             reply = data.draw(answers(self.model.config, self.model.budget.input), label="reply")
-            self.largest_input = max(self.largest_input, reply.prompt + reply.cache_read + reply.cache_write)
+            self.largest_input = max(
+                self.largest_input, reply.prompt + reply.cache_read + reply.cache_write
+            )
             self.model = self.model.answer(reply)
             self.obs = self.driver.answer(reply)
             self.compare()
@@ -169,7 +177,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 assert isinstance(obs, Finished) and ended_reason(obs.verdict) == "cap", (
                     f"{LOOP_CALL_AT_CAP}: expected the extra call to be refused, got {obs!r}"
                 )
-                assert self.driver.counters() == before, f"{LOOP_CALL_AT_CAP}: the refused call was metered"
+                assert self.driver.counters() == before, (
+                    f"{LOOP_CALL_AT_CAP}: the refused call was metered"
+                )
             if isinstance(expected, Ended):
                 assert isinstance(obs, Finished), (
                     f"{'B3' if expected.caps else 'V'}: the model ends the run ({expected.reason}"
@@ -177,7 +187,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                     f"but the target called the LLM again ({len(obs.messages)} messages)"
                 )
                 got = ended_reason(obs.verdict)
-                assert got == expected.reason, f"run ended as {got!r}, the model says {expected.reason!r}"
+                assert got == expected.reason, (
+                    f"run ended as {got!r}, the model says {expected.reason!r}"
+                )
                 return
             assert isinstance(obs, Called), (
                 f"the model makes another LLM call, but the target ended the run: "
@@ -198,7 +210,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 assert verified == set(expected.verified), (
                     f"V4: progress lists {sorted(verified)} as verified, the model {sorted(expected.verified)}"
                 )
-                assert todo == set(range(CRITERIA)) - set(expected.verified), f"V4: still-to-verify {sorted(todo)}"
+                assert todo == set(range(CRITERIA)) - set(expected.verified), (
+                    f"V4: still-to-verify {sorted(todo)}"
+                )
                 assert self.compactions_seen <= 3, "V5: more than 3 compactions"
 
         @invariant()

@@ -1,0 +1,56 @@
+"""Regression tests for the registered findings (ctxaudit/findings.py).
+
+Each asserts that its finding still reproduces on the target, so it fails
+when the target is fixed: then remove the finding from the registry. They
+run only for the versions a finding is registered for.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxaudit import findings
+from ctxaudit.targets.gitreins import GitreinsModules
+from ctxaudit.targets.gitreins_loop import Called, Finished, compactions, ended_reason, replay
+from model.config import Caps
+from model.valve import Answer
+
+pytestmark = pytest.mark.gitreins
+
+
+def registered_or_skip(mods: GitreinsModules, finding_id: str) -> None:
+    finding = findings.by_id(finding_id)
+    if not finding.applies("gitreins", mods.tree.version):
+        pytest.skip(f"{finding_id} is not registered for gitreins {mods.tree.version}")
+
+
+def test_every_finding_has_its_regression_test() -> None:
+    names = {name for name in globals() if name.startswith("test_gr_")}
+    for f in findings.FINDINGS:
+        path, _, name = f.repro.partition("::")
+        assert path == "tests/gitreins/test_findings.py" and name in names, f"{f.id}: {f.repro}"
+
+
+def test_gr_v2_unlimited_compacts(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-V2-UNLIMITED-COMPACTS")
+    seen = replay(gitreins, Caps(max_input_tokens=-1), steps=[Answer(prompt=5, writes=(None,))])
+    assert compactions(seen) == 1, "the unlimited budget no longer compacts: fixed?"
+
+
+def test_gr_b3_loop_calls_llm_at_cap(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-B3-LOOP-CALL-AT-CAP")
+    caps = Caps(max_iterations=3.0, tool_call_weight=1.0, max_input_tokens=10**6)
+    # One call with two tool calls: credit 1 + 1 + 1 = 3 >= 3 before the second call.
+    seen = replay(gitreins, caps, steps=[Answer(prompt=1, writes=(None, None))])
+    assert isinstance(seen[-1], Called), "no LLM call at the cap any more: fixed?"
+    seen = replay(gitreins, caps, steps=[Answer(prompt=1, writes=(None, None)), Answer(prompt=7)])
+    assert isinstance(seen[-1], Finished) and ended_reason(seen[-1].verdict) == "cap"
+
+
+def test_gr_b3_fractional_iterations_truncated(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-B3-FRACTIONAL-ITERATIONS")
+    caps = Caps(max_iterations=2.5, max_input_tokens=10**6)
+    # After two calls the credit is 2.0 < 2.5: B3 allows a third.
+    seen = replay(gitreins, caps, steps=[Answer(prompt=1, writes=(None,))] * 2)
+    assert isinstance(seen[-1], Finished), "a third call is made now: fixed?"
+    assert "Cap exceeded" in seen[-1].verdict.summary
