@@ -1,13 +1,82 @@
-"""Command line: `ctxaudit audit ...` (placeholder until the audit lands)."""
+"""ctxaudit command line.
+
+    ctxaudit audit [--target SPEC]... [--profile ci|thorough] [--seed N] [--out DIR]
+
+Exit codes: 0 every property holds; 1 a property fails; 2 bad usage or a
+target that cannot be loaded.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from pathlib import Path
+
+from ctxaudit.profiles import PROFILES
+from ctxaudit.targets.gitreins import REPO_ROOT, TargetError
+
+DEFAULT_TARGETS = ["gitreins", "ledger"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        print(f"ctxaudit: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ctxaudit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    audit = sub.add_parser(
+        "audit", help="run the property suites against targets and write reports/"
+    )
+    audit.add_argument(
+        "--target",
+        action="append",
+        metavar="SPEC",
+        help="ledger | gitreins (pinned) | gitreins==X | gitreins>=X (a range resolved on PyPI) | "
+        "PATH to a gitreins source tree; repeatable (default: gitreins and ledger)",
+    )
+    audit.add_argument(
+        "--profile", default="thorough", choices=sorted(PROFILES), help="Hypothesis profile"
+    )
+    audit.add_argument(
+        "--seed", type=int, help="Hypothesis seed (default: random, printed and reported)"
+    )
+    audit.add_argument("--out", type=Path, default=REPO_ROOT / "reports", help="report folder")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ctxaudit")
-    parser.add_subparsers(dest="command")
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command != "audit":
+        parser.print_help()
+        return 0 if args.command is None else 2
+    from ctxaudit import audit
+
+    targets = []
+    for spec in args.target or DEFAULT_TARGETS:
+        try:
+            targets += audit.parse_target(spec)
+        except TargetError as exc:
+            print(f"ctxaudit: {exc}", file=sys.stderr)
+            return 2
+    seed = audit.pick_seed(args.profile, args.seed)
+    print(f"ctxaudit: {len(targets)} target(s), profile {args.profile}, seed {seed}", flush=True)
+    started = time.monotonic()
+    failed = False
+    for i, target in enumerate(targets, 1):
+        print(f"[{i}/{len(targets)}] {target.label} ...", end=" ", flush=True)
+        report = audit.run_target(target, args.profile, seed, args.out)
+        fails = [p for p, v in report.verdicts.items() if v == "fails"]
+        status = "ok" if report.ok else f"FAILS {' '.join(fails) or '(suite error)'}"
+        print(
+            f"{status} ({report.elapsed_s} s) -> {args.out / target.label}/findings.md", flush=True
+        )
+        failed |= not report.ok
+    print(f"ctxaudit: done in {time.monotonic() - started:.0f} s", flush=True)
+    return 1 if failed else 0

@@ -7,12 +7,12 @@ and, where the spec says a cap is reported, the set of caps reached.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 
 from model.config import Caps
 
 
-class Cap(str, Enum):
+class Cap(StrEnum):
     ITERATIONS = "iterations"
     TIME = "time"
     INPUT = "input"

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import requests
-import yaml
 
 from ctxaudit.targets.gitreins import GitreinsModules
 from model.config import Caps
@@ -88,7 +87,8 @@ class LoopDriver:
         config = {"evaluator": {"prescreen": False, "file_scope": "full"}}
         config["evaluator"].update(evaluator_config or {})
         (workdir / ".gitreins").mkdir()
-        (workdir / ".gitreins" / "config.yaml").write_text(yaml.safe_dump(config))
+        # JSON is YAML: gitreins reads it with yaml.safe_load.
+        (workdir / ".gitreins" / "config.yaml").write_text(json.dumps(config))
         self.cap = mods.eval_cap.EvalCap(
             max_iterations=float(caps.max_iterations),
             max_seconds=float(caps.max_seconds),

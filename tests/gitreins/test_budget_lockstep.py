@@ -26,7 +26,7 @@ from ctxaudit.targets.gitreins import GitreinsModules
 from model.budget import Budget, Cap
 from model.config import Caps
 
-pytestmark = pytest.mark.gitreins
+pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B1", "B2", "B3", "B4", "B5")]
 
 CAP_WORDS = {
     "Iteration cap": Cap.ITERATIONS,

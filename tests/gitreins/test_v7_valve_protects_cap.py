@@ -12,7 +12,7 @@ from ctxaudit.targets.gitreins_loop import compactions, replay
 from model.config import Caps
 from model.valve import Answer
 
-pytestmark = pytest.mark.gitreins
+pytestmark = [pytest.mark.gitreins, pytest.mark.properties("V7")]
 
 
 @st.composite

@@ -38,7 +38,10 @@ from model.budget import Cap
 from model.config import Caps, ValveConfig
 from model.valve import Answer, Call, Ended, Failure, Valve
 
-pytestmark = pytest.mark.gitreins
+pytestmark = [
+    pytest.mark.gitreins,
+    pytest.mark.properties("V1", "V2", "V3", "V4", "V5", "V6", "V7", "B1", "B3"),
+]
 
 CRITERIA = 3
 LOOP_CALL_AT_CAP = "GR-B3-LOOP-CALL-AT-CAP"
@@ -198,17 +201,19 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             compacted = not first and is_compacted(obs.messages)
             if compacted != expected.compacted:
                 prop = "V2" if self.model.config.caps.max_input_tokens <= 0 else "V1"
+                model_does = "compacts" if expected.compacted else "does not compact"
+                meter = "reset" if expected.compacted else self.model.budget.input
                 raise AssertionError(
-                    f"{prop}/V3/V6: the model {'compacts' if expected.compacted else 'does not compact'} "
-                    f"before this call, the target {'did' if compacted else 'did not'} "
-                    f"(input meter before: {self.model.budget.input if not expected.compacted else 'reset'}, "
+                    f"{prop}/V3/V6: the model {model_does} before this call, the target "
+                    f"{'did' if compacted else 'did not'} (input meter before: {meter}, "
                     f"compactions: {self.model.compactions})"
                 )
             if compacted:
                 self.compactions_seen += 1
                 verified, todo = progress_lists(obs.messages[1]["content"], self.driver.criteria)
                 assert verified == set(expected.verified), (
-                    f"V4: progress lists {sorted(verified)} as verified, the model {sorted(expected.verified)}"
+                    f"V4: progress lists {sorted(verified)} as verified, "
+                    f"the model {sorted(expected.verified)}"
                 )
                 assert todo == set(range(CRITERIA)) - set(expected.verified), (
                     f"V4: still-to-verify {sorted(todo)}"

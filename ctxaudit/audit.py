@@ -1,0 +1,335 @@
+"""The audit: run the property suites against targets and write reports.
+
+Each target version runs in its own pytest process (versions never share
+imported modules). For each one the audit writes
+``reports/<target>-<version>/findings.json`` and ``findings.md``: every
+property with its verdict and, for each finding, the minimal reproduction
+Hypothesis shrank to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxaudit import findings as registry
+from ctxaudit.targets.gitreins import REPO_ROOT, TargetError, resolve
+
+PROPERTIES: dict[str, dict[str, str]] = {
+    "gitreins": {
+        "B1": "metering",
+        "B2": "input/output cap at >=",
+        "B3": "iteration cap checked before the call",
+        "B4": "time cap",
+        "B5": "context reset",
+        "B6": "cap configuration",
+        "V1": "when the valve fires",
+        "V2": "never when unlimited or idle",
+        "V3": "what compaction does",
+        "V4": "progress survives",
+        "V5": "at most three",
+        "V6": "context errors",
+        "V7": "the valve protects the cap",
+        "V8": "bad configuration",
+    },
+    "ledger": {
+        "S1": "whose turn",
+        "S2": "what is stored",
+        "S3": "once",
+        "S4": "hand-over",
+        "S5": "nothing slips through",
+        "S6": "the conversation",
+        "S7": "failed writes",
+        "S8": "one writer",
+        "C1": "compaction trigger",
+    },
+}
+SUITES = {"gitreins": ["tests/gitreins"], "ledger": ["tests/settlement"]}
+# Tests about the suite itself (release history), not about one target.
+NOT_PER_TARGET = ["tests/gitreins/test_history.py"]
+_PROP_RE = re.compile(r"^((?:[BVSC]\d+)(?:/[BVSC]\d+)*)\b")
+
+
+@dataclass
+class Target:
+    kind: str  # "gitreins" | "ledger"
+    spec: str  # what the suite is given (--gitreins=...)
+    version: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}-{self.version}"
+
+
+@dataclass
+class Finding:
+    properties: list[str]
+    message: str
+    test: str
+    reproduction: str
+
+
+@dataclass
+class TargetReport:
+    target: str
+    version: str
+    spec: str
+    profile: str
+    seed: int | None
+    elapsed_s: float
+    exit_status: int
+    verdicts: dict[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    registered: list[dict[str, str]] = field(default_factory=list)
+    tests: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0 and all(v != "fails" for v in self.verdicts.values())
+
+
+def parse_target(spec: str) -> list[Target]:
+    """``ledger``, ``gitreins==X``, ``gitreins>=X`` (a range), ``gitreins``
+    (pinned) or a path to a gitreins tree. Raises TargetError."""
+    spec = spec.strip()
+    if spec == "ledger":
+        return [Target("ledger", "ledger", _ledger_version())]
+    if spec in ("gitreins", "gitreins==pinned"):
+        tree = resolve("")
+        return [Target("gitreins", tree.version, tree.version)]
+    m = re.match(r"^gitreins\s*(==|>=|<=|>|<|~=|!=)\s*(\S+)$", spec)
+    if m and m.group(1) == "==":
+        tree = resolve(m.group(2) if "," not in m.group(2) else spec)
+        return [Target("gitreins", tree.version, tree.version)]
+    if m or (spec.startswith("gitreins") and "," in spec):
+        return [Target("gitreins", v, v) for v in published_versions(spec)]
+    if spec.startswith("gitreins") or "/" in spec or Path(spec).exists():
+        if spec.startswith("gitreins"):
+            raise TargetError(
+                f"target {spec!r}: expected gitreins==X, a range like gitreins>=0.13.0, or a path"
+            )
+        tree = resolve(spec)
+        return [Target("gitreins", str(tree.root), tree.version)]
+    raise TargetError(f"target {spec!r}: expected 'ledger', 'gitreins==X', 'gitreins>=X' or a path")
+
+
+def published_versions(spec: str) -> list[str]:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import Version
+
+    try:
+        req = Requirement(spec.replace(" ", ""))
+    except InvalidRequirement as exc:
+        raise TargetError(f"target {spec!r}: {exc}") from None
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "index",
+            "versions",
+            "gitreins",
+            "--disable-pip-version-check",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    m = re.search(r"Available versions:\s*(.+)", proc.stdout)
+    if proc.returncode != 0 or not m:
+        raise TargetError(f"target {spec!r}: could not list gitreins releases from PyPI")
+    versions = sorted((Version(v.strip()) for v in m.group(1).split(",")), reverse=False)
+    chosen = [str(v) for v in versions if req.specifier.contains(v)]
+    if not chosen:
+        raise TargetError(f"target {spec!r}: no published gitreins version matches")
+    return chosen
+
+
+def _ledger_version() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        return f"git-{out}"
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return "local"
+
+
+def run_target(target: Target, profile: str, seed: int | None, out_root: Path) -> TargetReport:
+    """Run the target's suite in its own process and write its reports."""
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
+        results = Path(tmp) / "results.json"
+        cmd = [sys.executable, "-m", "pytest", *SUITES[target.kind], "-q", "-p", "no:cacheprovider"]
+        cmd += ["-p", "ctxaudit.pytest_results", "--show-capture=no", "--tb=long"]
+        cmd += [f"--ignore={p}" for p in NOT_PER_TARGET]
+        if target.kind == "gitreins":
+            cmd.append(f"--gitreins={target.spec}")
+        if seed is not None:
+            cmd.append(f"--hypothesis-seed={seed}")
+        env = {**os.environ, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
+        started = time.monotonic()
+        proc = subprocess.run(
+            cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False
+        )
+        elapsed = time.monotonic() - started
+        data = json.loads(results.read_text()) if results.exists() else {"tests": []}
+    report = TargetReport(
+        target=target.kind,
+        version=target.version,
+        spec=target.spec,
+        profile=profile,
+        seed=seed,
+        elapsed_s=round(elapsed, 1),
+        exit_status=proc.returncode,
+        tests=data["tests"],
+    )
+    if proc.returncode not in (0, 1) or not data["tests"]:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
+        report.findings.append(Finding([], "the suite did not run: " + " | ".join(tail), "-", ""))
+    _judge(report)
+    write_reports(report, out_root)
+    return report
+
+
+def _judge(report: TargetReport) -> None:
+    props = PROPERTIES[report.target]
+    checked: set[str] = set()
+    failed: set[str] = set()
+    for test in report.tests:
+        checked.update(test["properties"])
+        if test["outcome"] == "failed":
+            for f in extract_findings(test):
+                report.findings.append(f)
+                failed.update(f.properties)
+    for prop in props:
+        if prop in failed:
+            report.verdicts[prop] = "fails"
+        elif prop in checked:
+            report.verdicts[prop] = "holds"
+        else:
+            report.verdicts[prop] = "not checked"
+    report.registered = [
+        {"id": f.id, "property": f.prop, "region": f.region, "summary": f.summary, "repro": f.repro}
+        for f in registry.registered(report.target, report.version)
+    ]
+
+
+def _clean(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        line = re.sub(r"^\s*(\|\s?)+", "", line)
+        line = re.sub(r"^E\s{1,3}", "", line)
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def extract_findings(test: dict[str, Any]) -> list[Finding]:
+    """One finding per distinct failure Hypothesis reported in a test."""
+    text = _clean(test["longrepr"])
+    parts = re.split(r"^(?:AssertionError|[A-Za-z]+Error): ", text, flags=re.M)
+    found: list[Finding] = []
+    for part in parts[1:]:
+        message = part.splitlines()[0].strip()
+        m = _PROP_RE.match(message)
+        props = m.group(1).split("/") if m else list(test["properties"])
+        repro = ""
+        start = re.search(r"^(Failing test case|Falsifying example)", part, flags=re.M)
+        if start:
+            block = part[start.start() :]
+            end = re.search(r"^You can reproduce.*$", block, flags=re.M)
+            repro = block[: end.end()] if end else block[:3000]
+            repro = "\n".join(ln for ln in repro.splitlines() if not ln.startswith("Explanation"))
+        key = (message, tuple(props))
+        if key not in {(f.message, tuple(f.properties)) for f in found}:
+            found.append(Finding(props, message, test["nodeid"], repro.strip()))
+    if not found:
+        found.append(
+            Finding(
+                list(test["properties"]),
+                text.strip().splitlines()[-1:][0] if text.strip() else "failed",
+                test["nodeid"],
+                "",
+            )
+        )
+    return found
+
+
+def write_reports(report: TargetReport, out_root: Path) -> Path:
+    out = out_root / f"{report.target}-{report.version}"
+    out.mkdir(parents=True, exist_ok=True)
+    payload = asdict(report)
+    payload["ok"] = report.ok
+    payload.pop("tests")
+    payload["tests"] = [{k: v for k, v in t.items() if k != "longrepr"} for t in report.tests]
+    (out / "findings.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (out / "findings.md").write_text(render_markdown(report))
+    return out
+
+
+def render_markdown(report: TargetReport) -> str:
+    names = PROPERTIES[report.target]
+    lines = [
+        f"# {report.target} {report.version}: property audit",
+        "",
+        f"Profile `{report.profile}`, seed `{report.seed}`, {report.elapsed_s} s. "
+        f"Verdict: **{'all properties hold' if report.ok else 'FAILS'}**.",
+        "",
+        "| property | | verdict |",
+        "|---|---|---|",
+    ]
+    for prop, verdict in report.verdicts.items():
+        mark = {"holds": "holds", "fails": "**fails**"}.get(verdict, verdict)
+        lines.append(f"| {prop} | {names[prop]} | {mark} |")
+    lines += ["", f"## Findings ({len(report.findings)})", ""]
+    if not report.findings:
+        lines.append("None beyond those registered below.")
+    for i, f in enumerate(report.findings, 1):
+        lines += [
+            f"### {i}. {'/'.join(f.properties) or '?'}: {f.message}",
+            "",
+            f"Test: `{f.test}`",
+            "",
+        ]
+        if f.reproduction:
+            lines += [
+                "Minimal reproduction (Hypothesis, shrunk):",
+                "",
+                "```python",
+                f.reproduction,
+                "```",
+                "",
+            ]
+    lines += [f"## Registered findings for this version ({len(report.registered)})", ""]
+    lines.append(
+        "Known and kept narrow in `ctxaudit/findings.py`; "
+        "their regression tests pass while they reproduce."
+    )
+    lines.append("")
+    for r in report.registered:
+        lines.append(
+            f"- **{r['id']}** ({r['property']}): {r['summary']} "
+            f"Region: {r['region']}. Reproduction: `{r['repro']}`"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def pick_seed(profile: str, seed: int | None) -> int | None:
+    from ctxaudit.profiles import PROFILES
+
+    if seed is not None:
+        return seed
+    if PROFILES[profile].get("derandomize"):
+        return None
+    return random.SystemRandom().randrange(2**32)

@@ -1,0 +1,46 @@
+"""pytest plugin used by the audit: writes each test's outcome, the properties
+it checks (``@pytest.mark.properties``) and its failure text to a JSON file
+named by ``CTXAUDIT_RESULTS``."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+_results: list[dict[str, Any]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "call" and not (report.failed or report.skipped):
+        return
+    props: list[str] = []
+    for name, args in getattr(report, "user_properties", []):
+        if name == "properties":
+            props = list(args)
+    _results.append(
+        {
+            "nodeid": report.nodeid,
+            "when": report.when,
+            "outcome": report.outcome,
+            "properties": props,
+            "duration": report.duration,
+            "longrepr": str(report.longrepr) if report.failed else "",
+        }
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("properties")
+    if marker is not None:
+        item.user_properties.append(("properties", list(marker.args)))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = os.environ.get("CTXAUDIT_RESULTS")
+    if path:
+        with open(path, "w") as fh:
+            json.dump({"exitstatus": int(exitstatus), "tests": _results}, fh, indent=1)
