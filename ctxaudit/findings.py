@@ -89,6 +89,26 @@ FINDINGS: list[Finding] = [
         in_region=lambda cfg: cfg.caps.max_iterations > 0 and cfg.caps.max_iterations % 1 != 0,
         repro="tests/gitreins/test_findings.py::test_gr_b3_fractional_iterations_truncated",
     ),
+    Finding(
+        id="GR-V8-THRESHOLD-UNVALIDATED",
+        target="gitreins",
+        versions=PINNED,
+        prop="V8",
+        summary=(
+            "compaction_threshold is used as read from config.yaml, unchecked: a string (even "
+            "'0.8') makes int(max_input_tokens * value) repeat the string max_input_tokens "
+            "times, so the loop crashes after the first LLM call and allocates memory in "
+            "proportion to the budget (MemoryError on a 1e9 budget under a 1.5 GiB limit); a "
+            "number outside (0, 1) is used as-is with no warning (>= 1: the valve never fires "
+            "before the cap; <= 0: it fires on every call); None, true or a list are no "
+            "configuration error (a crash later, or true read as 1)."
+        ),
+        region="compaction_threshold is anything but a number (int or float) in (0, 1)",
+        in_region=lambda raw: (
+            not (isinstance(raw, int | float) and not isinstance(raw, bool) and 0 < raw < 1)
+        ),
+        repro="tests/gitreins/test_findings.py::test_gr_v8_threshold_unvalidated",
+    ),
 ]
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from ctxaudit import findings
 from ctxaudit.targets.gitreins import GitreinsModules
+from ctxaudit.targets.gitreins_config import run_case
 from ctxaudit.targets.gitreins_loop import Called, Finished, compactions, ended_reason, replay
 from model.config import Caps
 from model.valve import Answer
@@ -54,3 +55,17 @@ def test_gr_b3_fractional_iterations_truncated(gitreins: GitreinsModules) -> Non
     seen = replay(gitreins, caps, steps=[Answer(prompt=1, writes=(None,))] * 2)
     assert isinstance(seen[-1], Finished), "a third call is made now: fixed?"
     assert "Cap exceeded" in seen[-1].verdict.summary
+
+
+def test_gr_v8_threshold_unvalidated(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-V8-THRESHOLD-UNVALIDATED")
+    # A ratio written as a string crashes the loop after the first call...
+    got = run_case(gitreins.tree.root, "0.8", 1000, 800)
+    assert got.raised_before_first_call is None and "ValueError" in got.ended, got
+    # ...after allocating len("0.8") * max_input_tokens bytes: a 1e9 budget exhausts 1.5 GiB.
+    got = run_case(gitreins.tree.root, "0.8", 10**9, 1)
+    assert "MemoryError" in got.ended or got.ended.startswith("killed"), got
+    # A number outside (0, 1) is used as-is, without a warning: 1.5 never fires.
+    got = run_case(gitreins.tree.root, 1.5, 1000, 900)
+    assert got.compacted == [False, False], got
+    assert not any("compaction_threshold" in w for w in got.warnings), got
