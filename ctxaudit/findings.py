@@ -27,7 +27,9 @@ class Finding:
     prop: str
     summary: str
     region: str  # in words
-    in_region: Region  # the same region as a predicate over a test's drawn config
+    in_region: Region  # the same region as a predicate over what `scope` names
+    scope: str  # what in_region reads: "valve-config" (a ValveConfig), "threshold" (a raw
+    # compaction_threshold value) or "trajectory" (handled in the test, see region)
     repro: str  # pytest node id of the regression test
 
     def applies(self, target: str, version: str) -> bool:
@@ -54,6 +56,7 @@ FINDINGS: list[Finding] = [
         ),
         region="max_input_tokens <= 0 (unlimited input budget); any input > 0",
         in_region=lambda cfg: cfg.caps.max_input_tokens <= 0,
+        scope="valve-config",
         repro="tests/gitreins/test_findings.py::test_gr_v2_unlimited_compacts",
     ),
     Finding(
@@ -73,6 +76,7 @@ FINDINGS: list[Finding] = [
             "tolerates exactly one refused, unmetered call there and checks that shape)"
         ),
         in_region=_never,
+        scope="trajectory",
         repro="tests/gitreins/test_findings.py::test_gr_b3_loop_calls_llm_at_cap",
     ),
     Finding(
@@ -87,6 +91,7 @@ FINDINGS: list[Finding] = [
         ),
         region="max_iterations > 0 and not a whole number",
         in_region=lambda cfg: cfg.caps.max_iterations > 0 and cfg.caps.max_iterations % 1 != 0,
+        scope="valve-config",
         repro="tests/gitreins/test_findings.py::test_gr_b3_fractional_iterations_truncated",
     ),
     Finding(
@@ -107,6 +112,7 @@ FINDINGS: list[Finding] = [
         in_region=lambda raw: (
             not (isinstance(raw, int | float) and not isinstance(raw, bool) and 0 < raw < 1)
         ),
+        scope="threshold",
         repro="tests/gitreins/test_findings.py::test_gr_v8_threshold_unvalidated",
     ),
 ]
@@ -116,8 +122,8 @@ def registered(target: str, version: str) -> list[Finding]:
     return [f for f in FINDINGS if f.applies(target, version)]
 
 
-def excluded_regions(target: str, version: str) -> list[Region]:
-    return [f.in_region for f in registered(target, version)]
+def excluded_regions(target: str, version: str, scope: str) -> list[Region]:
+    return [f.in_region for f in registered(target, version) if f.scope == scope]
 
 
 def by_id(finding_id: str) -> Finding:

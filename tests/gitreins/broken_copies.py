@@ -10,6 +10,7 @@ Prints, per break, the property it breaks and whether the suite failed
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,7 @@ def main(names: list[str]) -> int:
                 [sys.executable, "-m", "pytest", "tests/gitreins", f"--gitreins={copy}", "-x", "-q",
                  "-p", "no:cacheprovider", "--ignore=tests/gitreins/test_history.py", "--show-capture=no"],
                 cwd=ROOT, capture_output=True, text=True, check=False,
+                env={**os.environ, "CTXAUDIT_PROFILE": "mutation"},
             )  # fmt: skip
             verdict = (
                 "killed"

@@ -27,7 +27,7 @@ VALUES = [0.9, 0.5, 0.75, "0.8", " 0.6 ", 1.5, 1, 0, -0.2, "nan", "high", "", No
 @pytest.mark.parametrize("raw", VALUES, ids=repr)
 def test_v8_compaction_threshold(gitreins: GitreinsModules, raw: object) -> None:
     for f in findings.registered("gitreins", gitreins.tree.version):
-        if f.prop == "V8" and f.in_region(raw):
+        if f.scope == "threshold" and f.in_region(raw):
             pytest.skip(f"in the region of registered finding {f.id}")
     try:
         ratio, warn = valve_ratio(raw)

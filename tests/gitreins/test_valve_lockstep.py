@@ -48,7 +48,7 @@ LOOP_CALL_AT_CAP = "GR-B3-LOOP-CALL-AT-CAP"
 
 
 def valve_configs(version: str) -> st.SearchStrategy[ValveConfig]:
-    skip = findings.excluded_regions("gitreins", version)
+    skip = findings.excluded_regions("gitreins", version, "valve-config")
     caps = st.builds(
         Caps,
         max_iterations=st.sampled_from([-1.0, 2.5, 4.0, 12.0]),
