@@ -95,20 +95,26 @@ def run(
     progress: Callable[[dict[str, Any]], None] | None = None,
     *,
     jobs: int = 2,
-    recheck: str = "survivors",
+    recheck: str = "gated",
     coverage: bool = True,
+    other_sample: float = 1.0,
 ) -> MutationResult:
     """Mutate ``target``, run its suite against every mutant, write reports into ``out_dir``.
 
     With ``shard=(i, n)`` only the i-th of n deterministic shards runs and
     ``out_dir/mutation-shard-i-of-n.json`` is written; :func:`merge` makes the report.
+    ``other_sample`` < 1 runs only that fraction of the ``other`` mutants (chosen by a
+    hash of their id, so the same ones every time); removed-write, wrong-comparison and
+    catalogued mutants always all run.
     """
+    if not 0.0 < other_sample <= 1.0:
+        raise MutationError(f"bad other_sample {other_sample}: need 0 < f <= 1")
     if shard is not None:
         i, n = shard
         if not (n >= 1 and 1 <= i <= n):
             raise MutationError(f"bad shard {i}/{n}: need 1 <= I <= N")
-    if recheck not in ("survivors", "all", "none"):
-        raise MutationError(f"bad recheck {recheck!r}: survivors, all or none")
+    if recheck not in ("gated", "survivors", "all", "none"):
+        raise MutationError(f"bad recheck {recheck!r}: gated, survivors, all or none")
     t0 = time.monotonic()
     try:
         cfg = target_config(target)
@@ -117,7 +123,9 @@ def run(
     root, version, copy_dir = resolve_target(target, tree_or_spec)
     plan = engine.build_plan(target, cfg, root, version)
     i, n = shard or (1, 1)
-    selected = [m for m in plan.mutants if engine.shard_of(m.id, n) == i - 1]
+    planned = [m for m in plan.mutants if engine.sampled(m, other_sample)]
+    unsampled = len(plan.mutants) - len(planned)
+    selected = [m for m in planned if engine.shard_of(m.id, n) == i - 1]
     work = engine.WORK / f"{target}-{version}-{i}of{n}"
     modules = engine.write_work_tree(plan, {m.id for m in selected}, work, copy_dir)
     setup = time.monotonic() - t0
@@ -152,7 +160,9 @@ def run(
         "version": version,
         "root": str(root),
         "shard": [i, n],
-        "total_mutants": len(plan.mutants),
+        "total_mutants": len(planned),
+        "other_sample": other_sample,
+        "other_not_sampled": unsampled,
         "plan_digest": plan.digest,
         "sources": {p: fp.source for p, fp in plan.files.items()},
         "mutants": [engine.mutant_to_json(m) for m in selected],
@@ -160,6 +170,7 @@ def run(
         "coverage": cov,
         "not_applicable": plan.not_applicable,
         "excluded": plan.excluded,
+        "deselected": [list(d) for d in cfg.deselect],
         "timings": {
             "setup": setup,
             "baseline": baseline.get("seconds", 0.0),

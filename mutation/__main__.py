@@ -52,8 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--shard", type=_shard, metavar="I/N")
     r.add_argument("--out", type=Path, help="report folder (default reports/<target>-<version>)")
     r.add_argument("--jobs", type=int, default=2)
-    r.add_argument("--recheck", choices=["survivors", "all", "none"], default="survivors")
+    r.add_argument("--recheck", choices=["gated", "survivors", "all", "none"], default="gated")
     r.add_argument("--no-coverage", action="store_true")
+    r.add_argument(
+        "--other-sample",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="run only this deterministic fraction of the 'other' mutants (default 1)",
+    )
     r.add_argument("-q", "--quiet", action="store_true")
     m = sub.add_parser("merge", help="combine shard results into one report and gate")
     m.add_argument("paths", nargs="+", type=Path)
@@ -79,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 jobs=a.jobs,
                 recheck=a.recheck,
                 coverage=not a.no_coverage,
+                other_sample=a.other_sample,
             )
         else:
             res = merge(a.paths, a.out)

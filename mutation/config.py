@@ -42,6 +42,8 @@ class TargetConfig:
     properties: tuple[tuple[str, tuple[str, ...]], ...] = ()
     preload: tuple[str, ...] = ()
     quiet_calls: tuple[str, ...] | None = None
+    #: test node ids (prefixes) not run against mutants, each with a reason
+    deselect: tuple[tuple[str, str], ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
 
     def source_files(self, root: Path) -> list[str]:
@@ -98,6 +100,7 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                 ),
                 preload=tuple(t.get("preload", ())),
                 quiet_calls=tuple(t["quiet_calls"]) if "quiet_calls" in t else None,
+                deselect=tuple((d["test"], _reason(d, name)) for d in t.get("deselect", ())),
             )
         except (KeyError, TypeError, re.error) as exc:
             raise ConfigError(f"{path}: target {name!r}: bad or missing {exc}") from None

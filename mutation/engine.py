@@ -29,6 +29,7 @@ from mutation import catalogue
 from mutation.config import TargetConfig
 from mutation.operators import (
     DEFAULT_QUIET_CALLS,
+    GATED_KINDS,
     CtxMutation,
     OperatorSettings,
     create_mutations,
@@ -120,6 +121,14 @@ def stable_id(path: str, function: str, kind: str, operator: str, digest: str) -
 def shard_of(mutant_id: str, n: int) -> int:
     """0-based shard of a mutant: a hash of its stable identity, mod n."""
     return int(hashlib.sha256(mutant_id.encode()).hexdigest()[:16], 16) % n
+
+
+def sampled(m: Mutant, fraction: float) -> bool:
+    """Whether an ``other`` mutant is in a deterministic sample of ``fraction`` (by id hash)."""
+    if fraction >= 1.0 or m.kind != "other" or m.catalogue:
+        return True
+    h = int(hashlib.sha256(("sample:" + m.id).encode()).hexdigest()[:12], 16)
+    return h / float(16**12) < fraction
 
 
 def _excluded_lines(module: cst.Module, cfg: TargetConfig) -> dict[str, list[tuple[int, int, str]]]:
@@ -353,6 +362,7 @@ def run_worker(
     recheck: str,
     progress: Progress | None,
     modules: list[str],
+    timeout_constant: float = TIMEOUT_CONSTANT,
 ) -> dict[str, Any]:
     """Run the worker on the work copy; fills in each mutant's status. Returns baseline info."""
     rfd, wfd = os.pipe()
@@ -366,14 +376,20 @@ def run_worker(
                 "pytest_args": [a.replace("{tree}", tests_root_arg) for a in cfg.pytest_args],
                 "modules": sorted(set(modules) | set(cfg.preload)),
                 "preload": list(cfg.preload),
+                "deselect": [test for test, _reason in cfg.deselect],
                 "mutants": [
-                    {"id": m.id, "name": m.mutmut_name, "function_key": m.function_key}
+                    {
+                        "id": m.id,
+                        "name": m.mutmut_name,
+                        "function_key": m.function_key,
+                        "gated": m.kind in GATED_KINDS or m.catalogue is not None,
+                    }
                     for m in mutants
                 ],
                 "jobs": jobs,
                 "recheck": recheck,
                 "timeout_factor": TIMEOUT_FACTOR,
-                "timeout_constant": TIMEOUT_CONSTANT,
+                "timeout_constant": timeout_constant,
                 "result_fd": wfd,
             },
             indent=1,
@@ -395,8 +411,9 @@ def run_worker(
     os.close(wfd)
     by_id = {m.id: m for m in mutants}
     baseline: dict[str, Any] = {}
-    with os.fdopen(rfd) as results:
+    with os.fdopen(rfd) as results, (work / "results.jsonl").open("w") as keep:
         for line in results:
+            keep.write(line)
             rec = json.loads(line)
             if rec["event"] == "baseline":
                 baseline = rec

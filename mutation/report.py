@@ -223,6 +223,13 @@ def to_markdown(doc: dict[str, Any]) -> str:
         + (f", {doc['shards']} shards" if doc.get("shards", 1) > 1 else "")
         + ").",
         "",
+        (
+            f"Only a deterministic {100 * doc['other_sample']:.0f}% sample of the `other` "
+            f"mutants ran ({doc['other_not_sampled']} not run)."
+            if doc.get("other_not_sampled")
+            else "All mutants in scope ran."
+        ),
+        "",
         "## Score per kind",
         "",
         *_table(summary(ms, "kind"), "kind"),
@@ -300,6 +307,9 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines += ["## Left out by configuration (mutation/targets.toml)", ""]
         lines += [f"- {n} mutants: {reason}" for reason, n in sorted(doc["excluded"].items())]
         lines.append("")
+    if doc.get("deselected"):
+        lines += ["## Tests not run against mutants (mutation/targets.toml)", ""]
+        lines += [f"- `{t}`: {r}" for t, r in doc["deselected"]] + [""]
     base = doc.get("baseline", {})
     if base.get("failing"):
         lines += ["## Tests failing on the unmutated target (left out of the mutant runs)", ""]

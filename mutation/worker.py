@@ -179,6 +179,15 @@ class Plugin:
                 "imported from the work copy?"
             )
         factor, const = plan["timeout_factor"], plan["timeout_constant"]
+        # tests that killed a mutant of a function go first for its next mutants
+        kills: dict[str, dict[str, int]] = {}
+
+        def ordered(key: str) -> list[Any]:
+            seen = kills.get(key, {})
+            return sorted(
+                by_function.get(key, []),
+                key=lambda it: (-seen.get(it.nodeid, 0), tests[it.nodeid]["duration"], it.nodeid),
+            )
 
         def run_pass(mutants: list[dict[str, Any]], pass_no: int) -> dict[str, str]:
             verdicts: dict[str, str] = {}
@@ -188,7 +197,7 @@ class Plugin:
             while queue or running:
                 while queue and len(running) < jobs:
                     mu = queue.pop(0)
-                    items = by_function.get(mu["function_key"], [])
+                    items = ordered(mu["function_key"])
                     if not items:
                         verdicts[mu["id"]] = "no-coverage"
                         self._emit(
@@ -227,6 +236,8 @@ class Plugin:
                     }
                     if verdict == "killed" and payload.get("failed"):
                         rec["killed_by"] = payload["failed"][0]
+                        per = kills.setdefault(job.mutant["function_key"], {})
+                        per[rec["killed_by"]] = per.get(rec["killed_by"], 0) + 1
                         rec["tests_completed"] = len(payload.get("tests", {}))
                     if verdict == "crashed":
                         rec["reason"] = payload.get("reason") or payload.get("error", "")
@@ -237,8 +248,13 @@ class Plugin:
         recheck = plan.get("recheck", "survivors")
         if recheck == "all":
             again = plan["mutants"]
-        elif recheck == "survivors":
-            again = [mu for mu in plan["mutants"] if first.get(mu["id"]) in ("survived", "timeout")]
+        elif recheck in ("survivors", "gated"):
+            again = [
+                mu
+                for mu in plan["mutants"]
+                if first.get(mu["id"]) in ("survived", "timeout")
+                and (recheck == "survivors" or mu.get("gated"))
+            ]
         else:
             again = []
         if again:
@@ -247,7 +263,8 @@ class Plugin:
 
     # -- pytest hooks -------------------------------------------------------------
     def pytest_collection_finish(self, session: Any) -> None:
-        self.items = list(session.items)
+        drop = tuple(self.plan.get("deselect", ()))
+        self.items = [it for it in session.items if not (drop and it.nodeid.startswith(drop))]
 
     def pytest_runtestloop(self, session: Any) -> bool:
         if session.testsfailed and not session.config.option.continue_on_collection_errors:
