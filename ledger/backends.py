@@ -16,10 +16,13 @@ class Script:
     With a ``gate``, the backend takes one permit from it before each chunk
     and one more before it finishes, so a test decides exactly how far
     inference has got (``gate.release()`` lets one more step happen).
+    ``steps`` counts the steps taken: ``len(chunks) + 1`` means the backend
+    has finished.
     """
 
     chunks: Sequence[str]
     gate: asyncio.Semaphore | None = None
+    steps: int = 0
 
 
 class ScriptedBackend:
@@ -37,9 +40,11 @@ class ScriptedBackend:
         for chunk in script.chunks:
             if script.gate is not None:
                 await script.gate.acquire()
+            script.steps += 1
             yield chunk
         if script.gate is not None:
             await script.gate.acquire()
+        script.steps += 1
 
 
 @dataclass

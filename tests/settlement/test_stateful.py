@@ -103,9 +103,12 @@ sends = st.builds(
     fail=st.none() | st.none() | st.integers(0, 2),
 )
 fails = st.none() | st.none() | st.integers(0, 2)
-finisher_orders = st.lists(
-    st.sampled_from(["end", "interrupt", "cancel"]), min_size=1, max_size=3, unique=True
-).map(tuple)
+finisher_orders = st.permutations(["end", "interrupt", "cancel"]).flatmap(
+    lambda order: st.sampled_from([tuple(order), tuple(order), tuple(order[:2]), (order[0],)])
+)
+#: loop rounds to run after letting inference take one step, before the finishers
+#: fire (None: until everything is idle); small numbers stop in mid-step
+midway = st.none() | st.integers(0, 8)
 
 
 @dataclass(eq=False)
@@ -283,6 +286,38 @@ class SettlementMachine(RuleBasedStateMachine):
 
     @rule(target=streams, conv=conversations, path=st.sampled_from(STREAMING), send=sends)
     def start_stream(self, conv: str, path: str, send: Send) -> Stream:
+        """Open a stream and leave it in flight (later rules move it on)."""
+        return self._start(conv, path, send)
+
+    @rule(
+        conv=conversations,
+        path=st.sampled_from(STREAMING),
+        send=sends,
+        read=st.integers(0, 3),
+        wait=st.booleans(),
+        rounds=midway,
+        order=finisher_orders,
+    )
+    def streamed_request(
+        self,
+        conv: str,
+        path: str,
+        send: Send,
+        read: int,
+        wait: bool,
+        rounds: int | None,
+        order: tuple[str, ...],
+    ) -> None:
+        """A whole stream: open it, read ``read`` chunks, maybe wait inside, then the race."""
+        stream = self._start(conv, path, send)
+        for _ in range(min(read, len(stream.chunks))):
+            self._pull(stream, release=True)
+        if wait:
+            self._pull(stream, release=False)
+        self.stream_finish(stream, rounds, order, send.fail)
+        self.stream_read_to_end(stream)
+
+    def _start(self, conv: str, path: str, send: Send) -> Stream:
         tag, request, plan, chunks = self._new_request(conv, path, send)
         gate = asyncio.Semaphore(0)
         self.scripts[tag] = Script(chunks, gate)
@@ -314,27 +349,37 @@ class SettlementMachine(RuleBasedStateMachine):
         client = stream.client
         if not client.waiting:
             client.request()
-        if release and stream.released < len(stream.chunks) + 1:
-            stream.released += 1
-            stream.gate.release()
+        if release:
+            self._release(stream, 1)
         self.loop.spin(lambda: not client.waiting)
         self._absorb(stream)
 
     def _absorb(self, stream: Stream, failing: bool = False) -> None:
-        """Account for the events the client received since last time."""
+        """Account for what happened since last time: events received, inference finished.
+
+        Inference finishing (the backend took its last step) is the stream
+        end: the ledger settles the turn in that same step, before the client
+        sees ``done``.
+        """
         for event in stream.client.events[stream.seen :]:
             stream.seen += 1
             if event.type == "delta":
                 assert stream.settled_by is None, f"{stream}: a chunk streamed after settling"
                 stream.received += 1
             elif event.type == "done" and not stream.blocked:
-                assert stream.settled_by is None, f"{stream}: stream end after {stream.settled_by}"
-                stream.settled_by = "end"
-                self._settle(stream.plan, model.Completed(stream.chunks), failing)
+                assert stream.settled_by in (None, "end"), (
+                    f"{stream}: end after {stream.settled_by}"
+                )
                 if event.response_id is not None:
                     self.last_response[stream.conv] = event.response_id
             elif event.type == "interrupted":
                 assert stream.settled_by in ("interrupt", "cancel"), stream.settled_by
+        finished = self.scripts[stream.tag].steps == len(stream.chunks) + 1
+        if finished and not stream.blocked:
+            assert stream.settled_by in (None, "end"), f"{stream}: inference ran on after settling"
+            if stream.settled_by is None:
+                stream.settled_by = "end"
+                self._settle(stream.plan, model.Completed(stream.chunks), failing)
 
     @rule(stream=streams)
     def stream_next_chunk(self, stream: Stream) -> None:
@@ -348,16 +393,32 @@ class SettlementMachine(RuleBasedStateMachine):
         if stream.client.alive:
             self._pull(stream, release=False)
 
-    @rule(stream=streams, order=finisher_orders, fail=fails)
-    def stream_finish(self, stream: Stream, order: tuple[str, ...], fail: int | None) -> None:
+    @rule(stream=streams, rounds=midway, order=finisher_orders, fail=fails)
+    def stream_finish(
+        self, stream: Stream, rounds: int | None, order: tuple[str, ...], fail: int | None
+    ) -> None:
         """Stream end, interrupt callback and cancellation arrive in ``order``.
 
-        Only the first that finds the turn unsettled settles it (S3); ``fail``
-        makes that one's write fail (S7).
+        With ``rounds`` set, inference first takes one step and the loop runs
+        only that many rounds, so the finishers can land in the middle of a
+        step. Only the first finisher that finds the turn unsettled settles it
+        (S3); ``fail`` makes that one's write fail (S7).
         """
+        if rounds is not None and stream.client.alive and not stream.terminal:
+            if not stream.client.waiting:
+                stream.client.request()
+            self._release(stream, 1)
+            self.loop.spin(max_rounds=rounds)
+            self._absorb(stream)
         finishers = {"end": self._end, "interrupt": self._interrupt, "cancel": self._cancel}
         for name in order:
             finishers[name](stream, fail)
+
+    def _release(self, stream: Stream, steps: int) -> None:
+        for _ in range(steps):
+            if stream.released < len(stream.chunks) + 1:
+                stream.released += 1
+                stream.gate.release()
 
     def _end(self, stream: Stream, fail: int | None) -> None:
         """Inference runs to the end; the client reads up to the final event."""
@@ -367,9 +428,7 @@ class SettlementMachine(RuleBasedStateMachine):
         failing = False
         if stream.settled_by is None:
             failing = self._arm(stream.plan, model.Completed(stream.chunks), fail)
-        while stream.released < len(stream.chunks) + 1:
-            stream.released += 1
-            stream.gate.release()
+        self._release(stream, len(stream.chunks) + 1)
         for _ in range(len(stream.chunks) + 4):
             if stream.terminal or not client.alive:
                 break
@@ -420,10 +479,9 @@ class SettlementMachine(RuleBasedStateMachine):
         """The client reads the stream to its end (inference runs to the end if it still can)."""
         client = stream.client
         if not client.alive:
+            self._absorb(stream)
             return
-        while stream.released < len(stream.chunks) + 1:
-            stream.released += 1
-            stream.gate.release()
+        self._release(stream, len(stream.chunks) + 1)
         for _ in range(len(stream.chunks) + 6):
             if not client.alive:
                 break
