@@ -411,7 +411,7 @@ def run_worker(
     os.close(wfd)
     by_id = {m.id: m for m in mutants}
     baseline: dict[str, Any] = {}
-    with os.fdopen(rfd) as results, (work / "results.jsonl").open("w") as keep:
+    with os.fdopen(rfd) as results, (work / "results.jsonl").open("w", buffering=1) as keep:
         for line in results:
             keep.write(line)
             rec = json.loads(line)
