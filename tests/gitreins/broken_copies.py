@@ -90,12 +90,14 @@ def main(names: list[str]) -> int:
                 cwd=ROOT, capture_output=True, text=True, check=False,
                 env={**os.environ, "CTXAUDIT_PROFILE": "mutation"},
             )  # fmt: skip
-            verdict = (
-                "killed"
-                if proc.returncode == 1
-                else ("SURVIVED" if proc.returncode == 0 else f"error {proc.returncode}")
-            )
-            survived += proc.returncode == 0
+            out = proc.stdout + proc.stderr
+            if proc.returncode == 1 and "AssertionError" in out:
+                verdict = "killed"
+            elif proc.returncode == 0:
+                verdict = "SURVIVED"
+            else:  # an error of the suite itself (e.g. Unsatisfiable) is not a kill
+                verdict = f"error {proc.returncode}"
+            survived += verdict != "killed"
             failing = [ln for ln in proc.stdout.splitlines() if ln.startswith("FAILED")]
             print(
                 f"{prop:6} {name:28} {verdict:9} {time.monotonic() - started:5.1f}s {failing[:1]}",

@@ -87,13 +87,17 @@ def answers(cfg: ValveConfig, meter: int) -> st.SearchStrategy[Answer]:
     )
 
 
-failures = st.one_of(
+# V6: failures that name the context window (compact while compactions remain)...
+context_failures = st.one_of(
     st.builds(Failure, text=st.just("context_length_exceeded"), status=st.sampled_from([400, 413])),
+    st.builds(Failure, text=st.just("prompt is too long: maximum context window")),
+)
+# ...and failures that end the run: 429, 5xx, other errors, transport failures
+# (whose text names "exceeded", as requests' "Max retries exceeded" does).
+ending_failures = st.one_of(
     st.builds(Failure, text=st.just("Too Many Requests"), status=st.just(429)),
     st.builds(Failure, text=st.just("Internal Server Error"), status=st.just(500)),
-    st.builds(
-        Failure, text=st.sampled_from(["prompt is too long: maximum context window", "boom"])
-    ),
+    st.builds(Failure, text=st.just("boom")),
     st.builds(Failure, text=st.just("connection refused"), transport=st.just(True)),
 )
 
@@ -142,19 +146,24 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             self.compare()
 
         @precondition(running)
-        @rule(prompt=st.integers(0, 40))
-        def verdict(self, prompt: int) -> None:
-            reply = Answer(prompt=prompt, completion=5)
-            self.largest_input = max(self.largest_input, prompt)
-            self.model = self.model.answer(reply)
-            self.obs = self.driver.answer(reply)
+        @rule(failure=context_failures)
+        def context_error(self, failure: Failure) -> None:
+            self.model = self.model.fail(failure)
+            self.obs = self.driver.fail(failure)
             self.compare()
 
         @precondition(running)
-        @rule(failure=failures)
-        def fail(self, failure: Failure) -> None:
-            self.model = self.model.fail(failure)
-            self.obs = self.driver.fail(failure)
+        @rule(ending=st.one_of(st.integers(0, 40), ending_failures))
+        def finish(self, ending: int | Failure) -> None:
+            """The LLM gives its verdict (after ``ending`` input tokens), or fails."""
+            if isinstance(ending, Failure):
+                self.model = self.model.fail(ending)
+                self.obs = self.driver.fail(ending)
+            else:
+                reply = Answer(prompt=ending, completion=5)
+                self.largest_input = max(self.largest_input, ending)
+                self.model = self.model.answer(reply)
+                self.obs = self.driver.answer(reply)
             self.compare()
 
         @precondition(lambda self: not self.running())
@@ -185,7 +194,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 )
             if isinstance(expected, Ended):
                 assert isinstance(obs, Finished), (
-                    f"{'B3' if expected.caps else 'V'}: the model ends the run ({expected.reason}"
+                    f"{'B3' if expected.caps else 'V6'}: the model ends the run ({expected.reason}"
                     f"{', ' + ','.join(sorted(expected.caps)) if expected.caps else ''}), "
                     f"but the target called the LLM again ({len(obs.messages)} messages)"
                 )
@@ -195,7 +204,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 )
                 return
             assert isinstance(obs, Called), (
-                f"the model makes another LLM call, but the target ended the run: "
+                f"B3/V5/V6: the model makes another LLM call, but the target ended the run: "
                 f"{getattr(obs.verdict, 'summary', obs)!r}"
             )
             compacted = not first and is_compacted(obs.messages)
