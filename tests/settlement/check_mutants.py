@@ -2,7 +2,8 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python tests/settlement/check_mutants.py [--profile ci] [--only SUBSTRING] [--list]
+    .venv/bin/python tests/settlement/check_mutants.py [--profile mutation] [--only SUBSTRING]
+        [--tests tests/settlement] [--list]
 
 Each mutant is a text patch (an exact snippet replaced by another) to one
 file of ``ledger/``. For each, the repository (without ``.git`` and
@@ -275,7 +276,9 @@ def apply(root: Path, mutant: Mutant) -> None:
     path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
 
 
-def run_suite(root: Path, profile: str, timeout: float) -> tuple[int, str, float]:
+def run_suite(
+    root: Path, profile: str, timeout: float, tests: str = "tests/settlement"
+) -> tuple[int, str, float]:
     env = {**os.environ, "CTXAUDIT_PROFILE": profile, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONPATH", None)
     where = subprocess.run(
@@ -286,7 +289,7 @@ def run_suite(root: Path, profile: str, timeout: float) -> tuple[int, str, float
         raise SystemExit(f"the copy's ledger is shadowed by {where.stdout.strip()}")
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/settlement", "-x", "-q", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", tests, "-x", "-q", "-p", "no:cacheprovider"],
         cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started
@@ -304,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", default="", help="run mutants whose name contains this")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--tests", default="tests/settlement", help="what pytest runs (default: tests/settlement)"
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTANTS if args.only in m.name]
@@ -315,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ctxaudit-mutants-") as tmp:
         base = Path(tmp) / "original"
         copy_repo(base)
-        rc, output, seconds = run_suite(base, args.profile, args.timeout)
+        rc, output, seconds = run_suite(base, args.profile, args.timeout, args.tests)
         if rc != 0:
             print(output)
             print("the unmutated suite fails: fix that first", file=sys.stderr)
@@ -327,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             root = Path(tmp) / f"m{index}"
             shutil.copytree(base, root)
             apply(root, mutant)
-            rc, output, seconds = run_suite(root, args.profile, args.timeout)
+            rc, output, seconds = run_suite(root, args.profile, args.timeout, args.tests)
             if rc == 1:
                 verdict = "killed"
             elif rc == 0 and mutant.equivalent:
@@ -338,8 +344,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 verdict = f"error rc={rc}"
             print(
-                f"{mutant.name:<{width}}  {verdict:<8}  {seconds:5.1f} s  {first_failure(output)}"
+                f"{mutant.name:<{width}}  {verdict:<10}  {seconds:5.1f} s  {first_failure(output)}"
             )
+            if verdict == "equivalent":
+                print(f"    equivalent: {mutant.equivalent}")
             sys.stdout.flush()
             shutil.rmtree(root)
         equivalent = sum(1 for m in chosen if m.equivalent)

@@ -90,7 +90,7 @@ def test_the_check_sees_a_partial_turn(tmp_path: Path) -> None:
     with ConversationStore(path) as store:
         store.create_conversation("c")
         contents = [{"tag": "t", "index": i, "of": 3} for i in range(3)]
-        store.append_turn("c", [("input", c) for c in contents])  # type: ignore[misc]
+        store.append_turn("c", [("input", c) for c in contents])
     conn = sqlite3.connect(path)
     conn.execute("DELETE FROM items WHERE position = 2")
     conn.commit()

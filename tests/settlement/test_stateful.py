@@ -186,7 +186,7 @@ class SettlementMachine(RuleBasedStateMachine):
         self.params = model.Params(
             setup.window, setup.ratio, setup.floor, setup.buffer, INSTRUCTIONS, summarize
         )
-        return self.new_conversation()
+        return self._open_conversation()
 
     def _script(self, call: InferenceCall) -> Script:
         last = call.input[-1]["content"]
@@ -260,6 +260,9 @@ class SettlementMachine(RuleBasedStateMachine):
 
     @rule(target=conversations)
     def new_conversation(self) -> str:
+        return self._open_conversation()
+
+    def _open_conversation(self) -> str:
         conv = self.ledger.create_conversation(f"c{next(self.numbers)}")
         self.convs[conv] = ()
         return conv

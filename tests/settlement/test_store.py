@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.items import assistant_message, user_message
+from ledger.items import JSONObject, Kind, assistant_message, user_message
 from ledger.store import (
     ConversationStore,
     FaultInjectingStore,
@@ -13,7 +13,7 @@ from ledger.store import (
     WriteFailedError,
 )
 
-TURN = [
+TURN: list[tuple[Kind, JSONObject]] = [
     ("input", user_message("a")),
     ("input", user_message("b")),
     ("output", assistant_message("c")),
