@@ -107,9 +107,17 @@ class Plugin:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
-            from mutmut.mutation.trampoline import set_mutant_under_test
+            from mutmut.mutation import trampoline
 
-            set_mutant_under_test(mutant_name)
+            if mutant_name == "stats":
+                # process-local only: a test that runs the target in a subprocess must
+                # run it unmutated (mutmut's stats mode needs its own config there)
+                trampoline._mutant_under_test = "stats"
+                os.environ.pop("MUTANT_UNDER_TEST", None)
+            else:
+                # also in the environment: a subprocess that imports the work copy
+                # runs the same mutant
+                trampoline.set_mutant_under_test(mutant_name)
             result = self._run_items(items, stop)
             payload = json.dumps(result).encode()
             code = 1 if result["failed"] else 0
