@@ -5,6 +5,7 @@ See ``mutation/README.md`` for the design; ``mutation.run`` is the entry point.
 
 from __future__ import annotations
 
+import compileall
 import difflib
 import hashlib
 import json
@@ -349,6 +350,9 @@ def write_work_tree(plan: Plan, selected: set[str], work: Path, copy_dir: str) -
             raise MutationError(f"{path}: mutmut named the mutants differently than expected")
         (tree / path).write_text(mutated.code)
         modules.append(modname)
+    # trampolined files are large; compile them once so that tests which start the
+    # target in a subprocess do not each pay for it
+    compileall.compile_dir(str(tree), quiet=1)
     return modules
 
 
@@ -398,7 +402,6 @@ def run_worker(
     env = dict(os.environ)
     env["CTXAUDIT_PROFILE"] = "mutation"
     env.pop("MUTANT_UNDER_TEST", None)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     log = (work / "worker.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "mutation.worker", str(plan_file)],
