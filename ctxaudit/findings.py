@@ -12,8 +12,10 @@ are what the audit reports.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 Region = Callable[[Any], bool]
@@ -41,6 +43,29 @@ PINNED = frozenset({"0.17.1"})
 
 def _never(_: Any) -> bool:
     return False
+
+
+def _token_texts(section: dict[str, Any]) -> list[str]:
+    if "cap" in section:
+        return str(section["cap"]).split("/")[2:]
+    return [str(section[k]) for k in ("max_input_tokens", "max_output_tokens") if k in section]
+
+
+def _float_short(text: str) -> bool:
+    """True for token text like '4.1M' whose float product truncates below its value."""
+    m = re.match(r"^(\d+\.\d+)\s*([kKmM])$", text.strip())
+    if not m:
+        return False
+    scale = 1_000 if m.group(2) in "kK" else 1_000_000
+    return int(float(m.group(1)) * scale) < Decimal(m.group(1)) * scale
+
+
+def _time_text(section: dict[str, Any]) -> str:
+    """The time text of a config ``evaluator:`` section (individual key or legacy string)."""
+    if "cap" in section:
+        parts = str(section["cap"]).split("/")
+        return parts[1] if len(parts) > 1 else ""
+    return str(section.get("max_time", ""))
 
 
 FINDINGS: list[Finding] = [
@@ -114,6 +139,72 @@ FINDINGS: list[Finding] = [
         ),
         scope="threshold",
         repro="tests/gitreins/test_findings.py::test_gr_v8_threshold_unvalidated",
+    ),
+    Finding(
+        id="GR-B6-DECIMAL-TIME",
+        target="gitreins",
+        versions=PINNED,
+        prop="B6",
+        summary=(
+            "A time cap with a decimal point ('1.5h', '0.5 hours', '1.0s') is silently ignored: "
+            "max_seconds keeps its previous value (unlimited by default), no warning."
+        ),
+        region="max_time (or the time part of the legacy cap string) written with a decimal point",
+        in_region=lambda section: "." in _time_text(section),
+        scope="cap-text",
+        repro="tests/gitreins/test_findings.py::test_gr_b6_decimal_time_ignored",
+    ),
+    Finding(
+        id="GR-B6-SPACED-TOKEN-UNIT",
+        target="gitreins",
+        versions=PINNED,
+        prop="B6",
+        summary=(
+            "A token cap with a space before its unit ('200 k') is not recognised: as a key it "
+            "is silently ignored (the 10M default stays); inside the legacy cap string the "
+            "remaining token part shifts, so '100/30m/200k/50 k' sets the OUTPUT cap to 200k and "
+            "leaves the input budget unlimited."
+        ),
+        region="a token cap (key or legacy part) written with whitespace between number and unit",
+        in_region=lambda section: any(" " in t.strip() for t in _token_texts(section)),
+        scope="cap-text",
+        repro="tests/gitreins/test_findings.py::test_gr_b6_spaced_token_unit",
+    ),
+    Finding(
+        id="GR-B6-LEGACY-MINUTES",
+        target="gitreins",
+        versions=PINNED,
+        prop="B6",
+        summary=(
+            "In the legacy cap string (iterations/time/input/output) a token part with a "
+            "lowercase m ('1.5m' = 1.5M tokens) is read as minutes and dropped, and the other "
+            "token part moves to the output cap: '100/30m/200k/1m' leaves the input budget "
+            "unlimited and sets the output cap to 200k."
+        ),
+        region="legacy cap string whose input or output part ends in a lowercase 'm'",
+        in_region=lambda section: (
+            "cap" in section and any(t.strip().endswith("m") for t in _token_texts(section))
+        ),
+        scope="cap-text",
+        repro="tests/gitreins/test_findings.py::test_gr_b6_legacy_minutes",
+    ),
+    Finding(
+        id="GR-B6-FLOAT-TRUNCATION",
+        target="gitreins",
+        versions=PINNED,
+        prop="B6",
+        summary=(
+            "Token caps with a decimal point are computed in binary floating point and truncated: "
+            "'4.1M' becomes 4099999 and '32.3k' 32299 (294 of the 39960 texts d.dK/M with "
+            "d in 1..999 are one token short)."
+        ),
+        region=(
+            "a token cap with a decimal point whose float product float(n) * 1000 or "
+            "* 1000000 falls just below the whole number the text says"
+        ),
+        in_region=lambda section: any(_float_short(t) for t in _token_texts(section)),
+        scope="cap-text",
+        repro="tests/gitreins/test_findings.py::test_gr_b6_float_truncation",
     ),
 ]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -81,18 +82,20 @@ _TIME = re.compile(rf"^{_NUMBER}\s*([a-z]+)$")
 
 
 def parse_tokens(text: str) -> int | None:
+    """A token count: '200k' is 200000, '1.5M' 1500000. Decimal arithmetic, so
+    '2.3k' is 2300; text that names no whole count ('1.5') is not a cap."""
     m = _TOKENS.match(text.strip())
     if not m:
         return None
-    scale = {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
-    return round(float(m.group(1)) * scale)
+    value = Decimal(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    return int(value) if value == value.to_integral_value() else None
 
 
 def parse_seconds(text: str) -> float | None:
     m = _TIME.match(text.strip())
     if not m or m.group(2) not in _SECONDS:
         return None
-    return float(m.group(1)) * _SECONDS[m.group(2)]
+    return float(Decimal(m.group(1)) * _SECONDS[m.group(2)])
 
 
 def parse_legacy(text: str) -> Caps | None:

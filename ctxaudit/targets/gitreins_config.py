@@ -56,8 +56,53 @@ def run_case(root: Path, raw: Any, max_input_tokens: int, first: int) -> ConfigR
     return ConfigResult(**json.loads(lines[-1].removeprefix("RESULT ")))
 
 
+def run_caps(root: Path, evaluator_sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """B6: the caps gitreins reads from each ``evaluator:`` section of a
+    ``.gitreins/config.yaml``, in one memory-limited child. Each result has the
+    EvalCap fields, or ``{"error": ...}``; a child that dies fails them all."""
+    payload = json.dumps(evaluator_sections)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ctxaudit.targets.gitreins_config", str(root), "caps", payload],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+            env={k: v for k, v in os.environ.items() if not k.startswith("GITREINS_")},
+        )
+    except subprocess.TimeoutExpired:
+        return [{"error": f"killed: no answer within {TIMEOUT:.0f}s"}] * len(evaluator_sections)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return [{"error": f"killed: exit {proc.returncode}: {tail}"}] * len(evaluator_sections)
+    result: list[dict[str, Any]] = json.loads(lines[-1].removeprefix("RESULT "))
+    return result
+
+
+def _caps_child(root: str, sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    import tempfile
+
+    from ctxaudit.targets.gitreins import from_path, load
+    from ctxaudit.targets.gitreins_loop import ScriptedLLM
+
+    mods = load(from_path(Path(root)))
+    out: list[dict[str, Any]] = []
+    for section in sections:
+        with tempfile.TemporaryDirectory(prefix="ctxaudit-caps-") as tmp:
+            (Path(tmp) / ".gitreins").mkdir()
+            (Path(tmp) / ".gitreins" / "config.yaml").write_text(json.dumps({"evaluator": section}))
+            try:
+                cap = mods.evaluator.AgenticEvaluator(ScriptedLLM(), workdir=tmp).eval_cap
+            except Exception as exc:  # noqa: BLE001 - reported as the case's result
+                out.append({"error": repr(exc)[:300]})
+                continue
+            fields = ("max_iterations", "max_seconds", "max_input_tokens", "max_output_tokens")
+            out.append({f: getattr(cap, f) for f in fields})
+    return out
+
+
 def _child(root: str, case: dict[str, Any]) -> ConfigResult:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     from ctxaudit.targets.gitreins import from_path, load
     from ctxaudit.targets.gitreins_loop import (
         Called,
@@ -111,5 +156,9 @@ def _child(root: str, case: dict[str, Any]) -> ConfigResult:
 
 
 if __name__ == "__main__":
-    result = _child(sys.argv[1], json.loads(sys.argv[2]))
-    print("RESULT " + json.dumps(result.__dict__), flush=True)
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    if sys.argv[2] == "caps":
+        print("RESULT " + json.dumps(_caps_child(sys.argv[1], json.loads(sys.argv[3]))), flush=True)
+    else:
+        result = _child(sys.argv[1], json.loads(sys.argv[2]))
+        print("RESULT " + json.dumps(result.__dict__), flush=True)

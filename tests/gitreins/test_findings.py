@@ -11,7 +11,7 @@ import pytest
 
 from ctxaudit import findings
 from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_config import run_case
+from ctxaudit.targets.gitreins_config import run_caps, run_case
 from ctxaudit.targets.gitreins_loop import Called, Finished, compactions, ended_reason, replay
 from model.config import Caps
 from model.valve import Answer
@@ -69,3 +69,32 @@ def test_gr_v8_threshold_unvalidated(gitreins: GitreinsModules) -> None:
     got = run_case(gitreins.tree.root, 1.5, 1000, 900)
     assert got.compacted == [False, False], got
     assert not any("compaction_threshold" in w for w in got.warnings), got
+
+
+def test_gr_b6_decimal_time_ignored(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-B6-DECIMAL-TIME")
+    got = run_caps(gitreins.tree.root, [{"max_time": "1.5h"}, {"max_time": "90m"}])
+    assert got[0]["max_seconds"] == -1.0, got  # 1.5h ignored: still unlimited
+    assert got[1]["max_seconds"] == 5400.0, got  # the same cap as whole minutes works
+
+
+def test_gr_b6_spaced_token_unit(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-B6-SPACED-TOKEN-UNIT")
+    got = run_caps(
+        gitreins.tree.root, [{"max_input_tokens": "200 k"}, {"cap": "100/30m/200k/50 k"}]
+    )
+    assert got[0]["max_input_tokens"] != 200_000, got  # ignored
+    assert (got[1]["max_input_tokens"], got[1]["max_output_tokens"]) == (-1, 200_000), got
+
+
+def test_gr_b6_legacy_minutes(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-B6-LEGACY-MINUTES")
+    got = run_caps(gitreins.tree.root, [{"cap": "100/30m/200k/1m"}, {"cap": "100/30m/200k/1M"}])
+    assert (got[0]["max_input_tokens"], got[0]["max_output_tokens"]) == (-1, 200_000), got
+    assert (got[1]["max_input_tokens"], got[1]["max_output_tokens"]) == (200_000, 1_000_000), got
+
+
+def test_gr_b6_float_truncation(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-B6-FLOAT-TRUNCATION")
+    got = run_caps(gitreins.tree.root, [{"max_input_tokens": "4.1M", "max_output_tokens": "32.3k"}])
+    assert (got[0]["max_input_tokens"], got[0]["max_output_tokens"]) == (4_099_999, 32_299), got

@@ -1,0 +1,122 @@
+"""B6: caps as they reach gitreins from .gitreins/config.yaml parse to the
+values their text says (model.config: parse_tokens, parse_seconds,
+parse_legacy). Cases run in batches in a memory-limited child process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ctxaudit import findings
+from ctxaudit.targets.gitreins import GitreinsModules
+from ctxaudit.targets.gitreins_config import run_caps
+from model.config import parse_legacy, parse_seconds, parse_tokens
+
+pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B6")]
+
+TOKEN_UNITS = ["", "k", "K", "m", "M"]
+TIME_UNITS = ["s", "m", "h", "sec", "min", "mins", "minutes", "hour", "hours"]
+
+
+@st.composite
+def number(draw: st.DrawFn, decimals: bool) -> str:
+    whole = draw(st.one_of(st.integers(1, 40), st.integers(1, 999)), label="whole")
+    if decimals and draw(st.booleans(), label="has_decimal"):
+        return f"{whole}.{draw(st.integers(0, 9), label='decimal')}"
+    return str(whole)
+
+
+@st.composite
+def token_text(draw: st.DrawFn) -> str:
+    unit = draw(st.sampled_from(TOKEN_UNITS), label="unit")
+    sep = draw(st.sampled_from(["", " "]), label="sep") if unit else ""
+    return f"{draw(number(decimals=True))}{sep}{unit}"
+
+
+@st.composite
+def time_text(draw: st.DrawFn) -> str:
+    unit = draw(st.sampled_from(TIME_UNITS), label="unit")
+    sep = draw(st.sampled_from(["", " "]), label="sep")
+    return f"{draw(number(decimals=True))}{sep}{unit}"
+
+
+@st.composite
+def sections(draw: st.DrawFn) -> dict[str, Any]:
+    """One ``evaluator:`` section: individual keys, or the legacy combined string."""
+    if draw(st.booleans(), label="legacy"):
+        parts = [
+            str(draw(st.integers(1, 500))),
+            draw(time_text()),
+            draw(token_text()),
+            draw(token_text()),
+        ]
+        return {"cap": "/".join(parts)}
+    section: dict[str, Any] = {}
+    for key, text in (("max_time", time_text()), ("max_input_tokens", token_text()),
+                      ("max_output_tokens", token_text())):  # fmt: skip
+        if draw(st.booleans(), label=f"has_{key}"):
+            section[key] = draw(text, label=key)
+    if draw(st.booleans(), label="int_tokens"):
+        section["max_input_tokens"] = draw(st.integers(1, 10**7), label="max_input_tokens_int")
+    return section
+
+
+def expected(section: dict[str, Any]) -> dict[str, float]:
+    if "cap" in section:
+        caps = parse_legacy(section["cap"])
+        if caps is None:
+            return {"cap": None}  # type: ignore[dict-item]
+        return {
+            "max_iterations": caps.max_iterations,
+            "max_seconds": caps.max_seconds,
+            "max_input_tokens": caps.max_input_tokens,
+            "max_output_tokens": caps.max_output_tokens,
+        }
+    want: dict[str, float] = {}
+    if "max_time" in section:
+        want["max_seconds"] = parse_seconds(section["max_time"])  # type: ignore[assignment]
+    for key in ("max_input_tokens", "max_output_tokens"):
+        if key in section:
+            want[key] = parse_tokens(str(section[key]))  # type: ignore[assignment]
+    return want
+
+
+def in_finding_region(version: str, section: dict[str, Any]) -> str | None:
+    for f in findings.registered("gitreins", version):
+        if f.scope == "cap-text" and f.in_region(section):
+            return f.id
+    return None
+
+
+def cases_per_example() -> int:
+    return 25
+
+
+@settings(max_examples=max(3, settings.default.max_examples // 10))
+@example(batch=[{"max_input_tokens": "4.1M"}, {"max_output_tokens": "1.5 k"}, {"max_time": "1.5h"}])
+@example(batch=[{"cap": "100/30m/200k/50k"}, {"cap": "100/30m/200k/1m"}])
+@given(batch=st.lists(sections(), min_size=1, max_size=cases_per_example()))
+def test_b6_caps_parse_to_what_their_text_says(
+    gitreins: GitreinsModules, batch: list[dict[str, Any]]
+) -> None:
+    version = gitreins.tree.version
+    # Only text the model gives a meaning to (e.g. not '1.5' tokens), outside registered findings.
+    batch = [
+        s
+        for s in batch
+        if s and None not in expected(s).values() and in_finding_region(version, s) is None
+    ]
+    wrong = []
+    for section, got in zip(batch, run_caps(gitreins.tree.root, batch), strict=True):
+        want = expected(section)
+        if "error" in got:
+            wrong.append(f"{section} -> {got['error']}")
+            continue
+        diff = {k: (got[k], v) for k, v in want.items() if got[k] != v}
+        if diff:
+            shown = ", ".join(f"{k}: got {g!r}, text says {w!r}" for k, (g, w) in diff.items())
+            wrong.append(f"evaluator: {section} -> {shown}")
+    assert not wrong, "B6: caps do not parse to what their text says:\n  " + "\n  ".join(wrong)
