@@ -44,6 +44,9 @@ class TargetConfig:
     quiet_calls: tuple[str, ...] | None = None
     #: test node ids (prefixes) not run against mutants, each with a reason
     deselect: tuple[tuple[str, str], ...] = ()
+    #: (function globs, test node id prefixes, reason): tests that reach these
+    #: functions in a subprocess, where the baseline's function coverage cannot see it
+    subprocess_tests: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
 
     def source_files(self, root: Path) -> list[str]:
@@ -101,6 +104,10 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                 preload=tuple(t.get("preload", ())),
                 quiet_calls=tuple(t["quiet_calls"]) if "quiet_calls" in t else None,
                 deselect=tuple((d["test"], _reason(d, name)) for d in t.get("deselect", ())),
+                subprocess_tests=tuple(
+                    (tuple(d["functions"]), tuple(d["tests"]), _reason(d, name))
+                    for d in t.get("subprocess_tests", ())
+                ),
             )
         except (KeyError, TypeError, re.error) as exc:
             raise ConfigError(f"{path}: target {name!r}: bad or missing {exc}") from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import compileall
 import difflib
+import fnmatch
 import hashlib
 import json
 import os
@@ -387,6 +388,12 @@ def run_worker(
                         "name": m.mutmut_name,
                         "function_key": m.function_key,
                         "gated": m.kind in GATED_KINDS or m.catalogue is not None,
+                        "also_tests": [
+                            t
+                            for funcs, tests, _r in cfg.subprocess_tests
+                            if any(fnmatch.fnmatchcase(m.function, f) for f in funcs)
+                            for t in tests
+                        ],
                     }
                     for m in mutants
                 ],

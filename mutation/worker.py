@@ -190,10 +190,15 @@ class Plugin:
         # tests that killed a mutant of a function go first for its next mutants
         kills: dict[str, dict[str, int]] = {}
 
-        def ordered(key: str) -> list[Any]:
+        def ordered(mu: dict[str, Any]) -> list[Any]:
+            key = mu["function_key"]
             seen = kills.get(key, {})
+            extra = tuple(mu.get("also_tests", ()))
+            chosen = {it.nodeid: it for it in by_function.get(key, [])}
+            if extra:
+                chosen.update({it.nodeid: it for it in usable if it.nodeid.startswith(extra)})
             return sorted(
-                by_function.get(key, []),
+                chosen.values(),
                 key=lambda it: (-seen.get(it.nodeid, 0), tests[it.nodeid]["duration"], it.nodeid),
             )
 
@@ -205,7 +210,7 @@ class Plugin:
             while queue or running:
                 while queue and len(running) < jobs:
                     mu = queue.pop(0)
-                    items = ordered(mu["function_key"])
+                    items = ordered(mu)
                     if not items:
                         verdicts[mu["id"]] = "no-coverage"
                         self._emit(
