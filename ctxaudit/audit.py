@@ -89,11 +89,12 @@ class TargetReport:
     exit_status: int
     verdicts: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
-    registered: list[dict[str, str]] = field(default_factory=list)
+    known: list[dict[str, Any]] = field(default_factory=list)
     tests: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
+        """Every property holds. (Known findings count: a version they affect fails.)"""
         return self.exit_status == 0 and all(v != "fails" for v in self.verdicts.values())
 
 
@@ -167,11 +168,16 @@ def _ledger_version() -> str:
         return "local"
 
 
-def run_target(target: Target, profile: str, seed: int | None, out_root: Path) -> TargetReport:
-    """Run the target's suite in its own process and write its reports."""
+KNOWN_FINDINGS_TESTS = {"gitreins": "tests/gitreins/test_findings.py"}
+
+
+def _pytest(
+    target: Target, paths: list[str], profile: str, seed: int | None, extra_env: dict[str, str]
+) -> tuple[int, list[dict[str, Any]], str, float]:
+    """Run pytest on ``paths`` for ``target`` in a fresh process."""
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         results = Path(tmp) / "results.json"
-        cmd = [sys.executable, "-m", "pytest", *SUITES[target.kind], "-q", "-p", "no:cacheprovider"]
+        cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
         cmd += ["-p", "ctxaudit.pytest_results", "--show-capture=no", "--tb=long"]
         cmd += [f"--ignore={p}" for p in NOT_PER_TARGET]
         if target.kind == "gitreins":
@@ -179,12 +185,52 @@ def run_target(target: Target, profile: str, seed: int | None, out_root: Path) -
         if seed is not None:
             cmd.append(f"--hypothesis-seed={seed}")
         env = {**os.environ, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
+        env.update(extra_env)
         started = time.monotonic()
         proc = subprocess.run(
             cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False
         )
         elapsed = time.monotonic() - started
-        data = json.loads(results.read_text()) if results.exists() else {"tests": []}
+        tests = json.loads(results.read_text())["tests"] if results.exists() else []
+    return proc.returncode, tests, proc.stdout + proc.stderr, elapsed
+
+
+def known_findings(target: Target) -> list[dict[str, Any]]:
+    """Phase 1: which of the target's known findings reproduce on this version
+    (their regression tests, run with every known finding assumed)."""
+    path = KNOWN_FINDINGS_TESTS.get(target.kind)
+    if path is None:
+        return []
+    _, tests, _, _ = _pytest(target, [path], "ci", None, {"CTXAUDIT_FINDINGS": "all"})
+    outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
+    known = []
+    for f in registry.FINDINGS:
+        if f.target != target.kind:
+            continue
+        known.append(
+            {
+                "id": f.id,
+                "property": f.prop,
+                "summary": f.summary,
+                "region": f.region,
+                "repro": f.repro,
+                "registered": target.version in f.versions,
+                "affects": outcome.get(f.repro) == "passed",
+            }
+        )
+    return known
+
+
+def run_target(target: Target, profile: str, seed: int | None, out_root: Path) -> TargetReport:
+    """Run the target's suites in their own processes and write its reports.
+
+    Phase 1 learns which known findings reproduce on this version; phase 2
+    runs every property with exactly those regions left out, so what fails
+    there is new."""
+    known = known_findings(target)
+    affecting = ",".join(k["id"] for k in known if k["affects"])
+    env = {"CTXAUDIT_FINDINGS": affecting} if target.kind in KNOWN_FINDINGS_TESTS else {}
+    status, tests, output, elapsed = _pytest(target, SUITES[target.kind], profile, seed, env)
     report = TargetReport(
         target=target.kind,
         version=target.version,
@@ -192,11 +238,12 @@ def run_target(target: Target, profile: str, seed: int | None, out_root: Path) -
         profile=profile,
         seed=seed,
         elapsed_s=round(elapsed, 1),
-        exit_status=proc.returncode,
-        tests=data["tests"],
+        exit_status=status,
+        tests=tests,
+        known=known,
     )
-    if proc.returncode not in (0, 1) or not data["tests"]:
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
+    if status not in (0, 1) or not tests:
+        tail = output.strip().splitlines()[-5:]
         report.findings.append(Finding([], "the suite did not run: " + " | ".join(tail), "-", ""))
     _judge(report)
     write_reports(report, out_root)
@@ -206,7 +253,7 @@ def run_target(target: Target, profile: str, seed: int | None, out_root: Path) -
 def _judge(report: TargetReport) -> None:
     props = PROPERTIES[report.target]
     checked: set[str] = set()
-    failed: set[str] = set()
+    failed: set[str] = {k["property"] for k in report.known if k["affects"]}
     for test in report.tests:
         checked.update(test["properties"])
         if test["outcome"] == "failed":
@@ -220,10 +267,6 @@ def _judge(report: TargetReport) -> None:
             report.verdicts[prop] = "holds"
         else:
             report.verdicts[prop] = "not checked"
-    report.registered = [
-        {"id": f.id, "property": f.prop, "region": f.region, "summary": f.summary, "repro": f.repro}
-        for f in registry.registered(report.target, report.version)
-    ]
 
 
 def _clean(text: str) -> str:
@@ -292,9 +335,9 @@ def render_markdown(report: TargetReport) -> str:
     for prop, verdict in report.verdicts.items():
         mark = {"holds": "holds", "fails": "**fails**"}.get(verdict, verdict)
         lines.append(f"| {prop} | {names[prop]} | {mark} |")
-    lines += ["", f"## Findings ({len(report.findings)})", ""]
+    lines += ["", f"## New findings ({len(report.findings)})", ""]
     if not report.findings:
-        lines.append("None beyond those registered below.")
+        lines.append("None beyond the known findings below.")
     for i, f in enumerate(report.findings, 1):
         lines += [
             f"### {i}. {'/'.join(f.properties) or '?'}: {f.message}",
@@ -311,16 +354,22 @@ def render_markdown(report: TargetReport) -> str:
                 "```",
                 "",
             ]
-    lines += [f"## Registered findings for this version ({len(report.registered)})", ""]
+    affecting = [k for k in report.known if k["affects"]]
+    lines += [
+        f"## Known findings that affect this version ({len(affecting)} of {len(report.known)})",
+        "",
+    ]
     lines.append(
-        "Known and kept narrow in `ctxaudit/findings.py`; "
-        "their regression tests pass while they reproduce."
+        "From `ctxaudit/findings.py`; each was checked on this version by its regression test. "
+        "Properties are checked everywhere outside these regions."
     )
     lines.append("")
-    for r in report.registered:
+    for k in report.known:
+        mark = "**affects**" if k["affects"] else "does not reproduce"
+        reg = " (registered for this version)" if k["registered"] else ""
         lines.append(
-            f"- **{r['id']}** ({r['property']}): {r['summary']} "
-            f"Region: {r['region']}. Reproduction: `{r['repro']}`"
+            f"- {k['id']} ({k['property']}): {mark}{reg}. {k['summary']} "
+            f"Region: {k['region']}. Reproduction: `{k['repro']}`"
         )
     return "\n".join(lines) + "\n"
 

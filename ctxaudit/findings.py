@@ -12,6 +12,7 @@ are what the audit reports.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -206,10 +207,54 @@ FINDINGS: list[Finding] = [
         scope="cap-text",
         repro="tests/gitreins/test_findings.py::test_gr_b6_float_truncation",
     ),
+    # Known history: registered for no version (fixed before the pinned one);
+    # the audit checks which releases they affect.
+    Finding(
+        id="GR-GAP-062",
+        target="gitreins",
+        versions=frozenset(),
+        prop="V7",
+        summary=(
+            "The valve compared the largest single prompt with ratio * max_input_tokens while "
+            "the cap meters the running sum: on real budgets it never fired and runs died at "
+            "the input cap. Fixed in 0.15.0."
+        ),
+        region=(
+            "any budget where the sum of calls passes the cap before one prompt passes "
+            "the threshold"
+        ),
+        in_region=_never,
+        scope="trajectory",
+        repro="tests/gitreins/test_findings.py::test_gr_gap_062_valve_reads_largest_prompt",
+    ),
+    Finding(
+        id="GR-POC-14-TRANSPORT-COMPACTS",
+        target="gitreins",
+        versions=frozenset(),
+        prop="V6",
+        summary=(
+            "A transport failure whose text says 'Max retries exceeded' matched the context "
+            "keywords, so an unreachable provider was retried through every compaction round. "
+            "Fixed in 0.14.0 (DF-GITREINS-POC-14)."
+        ),
+        region="an LLM call that fails in transport with a message naming a context keyword",
+        in_region=_never,
+        scope="trajectory",
+        repro="tests/gitreins/test_findings.py::test_gr_poc_14_transport_failure_compacts",
+    ),
 ]
 
 
 def registered(target: str, version: str) -> list[Finding]:
+    """The findings registered for a target version.
+
+    ``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses
+    it): ``all`` (every known finding of the target, to learn which reproduce
+    on a version) or a comma-separated list of ids (the ones that do)."""
+    override = os.environ.get("CTXAUDIT_FINDINGS")
+    if override is not None:
+        ids = {i.strip() for i in override.split(",") if i.strip()}
+        return [f for f in FINDINGS if f.target == target and ("all" in ids or f.id in ids)]
     return [f for f in FINDINGS if f.applies(target, version)]
 
 

@@ -14,14 +14,13 @@ from ctxaudit.targets.gitreins import GitreinsModules
 from ctxaudit.targets.gitreins_config import run_caps, run_case
 from ctxaudit.targets.gitreins_loop import Called, Finished, compactions, ended_reason, replay
 from model.config import Caps
-from model.valve import Answer
+from model.valve import Answer, Failure
 
 pytestmark = pytest.mark.gitreins
 
 
 def registered_or_skip(mods: GitreinsModules, finding_id: str) -> None:
-    finding = findings.by_id(finding_id)
-    if not finding.applies("gitreins", mods.tree.version):
+    if finding_id not in {f.id for f in findings.registered("gitreins", mods.tree.version)}:
         pytest.skip(f"{finding_id} is not registered for gitreins {mods.tree.version}")
 
 
@@ -98,3 +97,18 @@ def test_gr_b6_float_truncation(gitreins: GitreinsModules) -> None:
     registered_or_skip(gitreins, "GR-B6-FLOAT-TRUNCATION")
     got = run_caps(gitreins.tree.root, [{"max_input_tokens": "4.1M", "max_output_tokens": "32.3k"}])
     assert (got[0]["max_input_tokens"], got[0]["max_output_tokens"]) == (4_099_999, 32_299), got
+
+
+def test_gr_gap_062_valve_reads_largest_prompt(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-GAP-062")
+    steps = [Answer(prompt=4, writes=(None,))] * 3  # sum 12 >= cap 10; no prompt > 5
+    seen = replay(gitreins, Caps(max_input_tokens=10), ratio=0.5, steps=steps)
+    assert compactions(seen) == 0 and isinstance(seen[-1], Finished), seen[-1]
+    assert "Input token budget" in seen[-1].verdict.summary
+
+
+def test_gr_poc_14_transport_failure_compacts(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-POC-14-TRANSPORT-COMPACTS")
+    caps = Caps(max_input_tokens=10**6)
+    seen = replay(gitreins, caps, steps=[Failure(text="connection refused", transport=True)])
+    assert isinstance(seen[-1], Called) and compactions(seen) == 1, seen[-1]
