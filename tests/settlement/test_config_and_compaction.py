@@ -12,6 +12,8 @@ from ledger.items import assistant_message, user_message
 from ledger.store import ConversationStore
 from model import settlement as model
 
+pytestmark = pytest.mark.properties("C1")
+
 
 @pytest.mark.parametrize(
     ("values", "field"),

@@ -20,6 +20,8 @@ import pytest
 
 from ledger.store import ConversationStore
 
+pytestmark = pytest.mark.properties("S7")
+
 KILLS = 12
 WRITER = Path(__file__).with_name("durability_writer.py")
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from writer_scan import offenders, scan_package, scan_source
 
 import ledger
+
+pytestmark = pytest.mark.properties("S8")
 
 ROOT = Path(ledger.__file__).resolve().parent.parent
 

@@ -10,6 +10,8 @@ from ledger.items import assistant_message, refusal_message, summary_marker, use
 from ledger.owner import Outcome, PendingTurn, TurnNotStoredError
 from ledger.store import FaultInjectingStore, WriteFailedError
 
+pytestmark = pytest.mark.properties("S1", "S2", "S3", "S4", "S5", "S7")
+
 ORIGINAL = [user_message("what is 2+2?")]
 EXPLICIT = [summary_marker(1, 1, "earlier"), user_message("what is 2+2?")]
 MARKER = summary_marker(1, 1, "earlier")

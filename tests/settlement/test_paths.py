@@ -14,6 +14,8 @@ from ledger.service import StreamEvent
 from ledger.shields import KeywordShield
 from ledger.store import UnknownConversationError
 
+pytestmark = pytest.mark.properties("S1", "S6", "S7")
+
 
 def make_ledger(window: int = 10_000) -> tuple[Ledger, FaultInjectingStore, ScriptedBackend]:
     store = FaultInjectingStore()

@@ -45,6 +45,8 @@ from ledger.server import InferenceCall, InferenceServer, counting_ids
 from ledger.shields import KeywordShield
 from model import settlement as model
 
+pytestmark = pytest.mark.properties("S1", "S2", "S3", "S5", "S6", "S7", "C1")
+
 BLOCKING = ("query", "responses")
 STREAMING = ("streaming_query", "responses_stream")
 

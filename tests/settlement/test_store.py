@@ -13,6 +13,8 @@ from ledger.store import (
     WriteFailedError,
 )
 
+pytestmark = pytest.mark.properties("S7")
+
 TURN: list[tuple[Kind, JSONObject]] = [
     ("input", user_message("a")),
     ("input", user_message("b")),
