@@ -34,3 +34,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     spec = config.getoption("--gitreins") or "pinned"
     return f"ctxaudit: Hypothesis profile {_PROFILE!r}; gitreins target {spec!r}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from ctxaudit import stats
+
+    stats.dump()

@@ -22,6 +22,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from ctxaudit import stats
 from ctxaudit.targets.gitreins import GitreinsModules
 from model.budget import Budget, Cap
 from model.config import Caps
@@ -138,8 +139,14 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             self.model = self.model.reset()
             self.target.reset_context_tracking()
 
+        steps = 0
+
+        def teardown(self) -> None:
+            stats.example_done("BudgetLockstep", self.steps)
+
         @invariant()
         def meters_agree(self) -> None:
+            self.steps += 1
             m, t = self.model, self.target
             got = (t.cumulative_input_tokens, t.cumulative_output_tokens)
             assert got == (m.input, m.output), (

@@ -22,7 +22,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from ctxaudit import findings
+from ctxaudit import findings, stats
 from ctxaudit.targets.gitreins import GitreinsModules
 from ctxaudit.targets.gitreins_loop import (
     Called,
@@ -51,9 +51,9 @@ def valve_configs(version: str) -> st.SearchStrategy[ValveConfig]:
     skip = findings.excluded_regions("gitreins", version, "valve-config")
     caps = st.builds(
         Caps,
-        max_iterations=st.sampled_from([-1.0, 2.5, 4.0, 12.0]),
-        max_input_tokens=st.sampled_from([-1, 20, 100, 1000, 5000]),
-        max_output_tokens=st.sampled_from([-1, 50, 400]),
+        max_iterations=st.sampled_from([-1.0, 2.5, 4.0, 12.0, 40.0]),
+        max_input_tokens=st.sampled_from([-1, 20, 100, 1000, 5000, 100_000]),
+        max_output_tokens=st.sampled_from([-1, 50, 400, 5000]),
         tool_call_weight=st.sampled_from([0.1, 0.5]),
     )
     configs = st.builds(
@@ -112,9 +112,13 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         obs: Observation
         compactions_seen: int
         largest_input: int
+        steps = 0
 
-        @initialize(cfg=st.deferred(lambda: valve_configs(version)))
-        def setup(self, cfg: ValveConfig) -> None:
+        @initialize(cfg=st.deferred(lambda: valve_configs(version)), min_calls=st.integers(0, 25))
+        def setup(self, cfg: ValveConfig, min_calls: int) -> None:
+            """``min_calls``: the LLM answers at least this many calls before it
+            may give its verdict or fail for good (so runs go deep)."""
+            self.min_calls = min_calls
             self.model = Valve.start(cfg)
             self.driver = LoopDriver(
                 mods,
@@ -128,6 +132,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             self.compare(first=True)
 
         def teardown(self) -> None:
+            stats.example_done("ValveLockstep", self.steps)
             if hasattr(self, "driver"):
                 self.driver.close()
 
@@ -152,7 +157,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             self.obs = self.driver.fail(failure)
             self.compare()
 
-        @precondition(running)
+        @precondition(lambda self: self.running() and self.steps >= self.min_calls)
         @rule(ending=st.one_of(st.integers(0, 40), ending_failures))
         def finish(self, ending: int | Failure) -> None:
             """The LLM gives its verdict (after ``ending`` input tokens), or fails."""
@@ -174,6 +179,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
 
         def compare(self, first: bool = False) -> None:
             expected, obs = self.model.pending, self.obs
+            self.steps = getattr(self, "steps", 0) + 1
             if isinstance(obs, Crashed):
                 raise AssertionError(f"the target loop crashed: {obs.error!r}") from obs.error
             if (
