@@ -9,6 +9,7 @@ Hypothesis shrank to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,7 +111,7 @@ def parse_target(spec: str) -> list[Target]:
         return [Target("gitreins", tree.version, tree.version)]
     m = re.match(r"^gitreins\s*(==|>=|<=|>|<|~=|!=)\s*(\S+)$", spec)
     if m and m.group(1) == "==":
-        tree = resolve(m.group(2) if "," not in m.group(2) else spec)
+        tree = resolve(f"gitreins=={m.group(2)}")
         return [Target("gitreins", tree.version, tree.version)]
     if m or (spec.startswith("gitreins") and "," in spec):
         return [Target("gitreins", v, v) for v in published_versions(spec)]
@@ -171,8 +173,34 @@ def _ledger_version() -> str:
 KNOWN_FINDINGS_TESTS = {"gitreins": "tests/gitreins/test_findings.py"}
 
 
+Ticker = Callable[[str], None]
+
+
+def run_with_ticker(
+    cmd: list[str], env: dict[str, str], ticker: Ticker | None
+) -> tuple[int, str, float]:
+    """Run a command, calling ``ticker`` with a status line every second."""
+    started = time.monotonic()
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
+        while proc.poll() is None:
+            if ticker is not None:
+                ticker(f"{time.monotonic() - started:.0f} s")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1.0)
+        out.seek(0)
+        return proc.returncode, out.read(), time.monotonic() - started
+
+
 def _pytest(
-    target: Target, paths: list[str], profile: str, seed: int | None, extra_env: dict[str, str]
+    target: Target,
+    paths: list[str],
+    profile: str,
+    seed: int | None,
+    extra_env: dict[str, str],
+    ticker: Ticker | None = None,
 ) -> tuple[int, list[dict[str, Any]], str, float]:
     """Run pytest on ``paths`` for ``target`` in a fresh process."""
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
@@ -186,22 +214,18 @@ def _pytest(
             cmd.append(f"--hypothesis-seed={seed}")
         env = {**os.environ, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
         env.update(extra_env)
-        started = time.monotonic()
-        proc = subprocess.run(
-            cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False
-        )
-        elapsed = time.monotonic() - started
+        status, output, elapsed = run_with_ticker(cmd, env, ticker)
         tests = json.loads(results.read_text())["tests"] if results.exists() else []
-    return proc.returncode, tests, proc.stdout + proc.stderr, elapsed
+    return status, tests, output, elapsed
 
 
-def known_findings(target: Target) -> list[dict[str, Any]]:
+def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[str, Any]]:
     """Phase 1: which of the target's known findings reproduce on this version
     (their regression tests, run with every known finding assumed)."""
     path = KNOWN_FINDINGS_TESTS.get(target.kind)
     if path is None:
         return []
-    _, tests, _, _ = _pytest(target, [path], "ci", None, {"CTXAUDIT_FINDINGS": "all"})
+    _, tests, _, _ = _pytest(target, [path], "ci", None, {"CTXAUDIT_FINDINGS": "all"}, ticker)
     outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
     known = []
     for f in registry.FINDINGS:
@@ -221,16 +245,28 @@ def known_findings(target: Target) -> list[dict[str, Any]]:
     return known
 
 
-def run_target(target: Target, profile: str, seed: int | None, out_root: Path) -> TargetReport:
+def run_target(
+    target: Target,
+    profile: str,
+    seed: int | None,
+    out_root: Path,
+    progress: Callable[[str, str], None] | None = None,
+) -> TargetReport:
     """Run the target's suites in their own processes and write its reports.
 
     Phase 1 learns which known findings reproduce on this version; phase 2
     runs every property with exactly those regions left out, so what fails
     there is new."""
-    known = known_findings(target)
+
+    def phase(name: str) -> Ticker | None:
+        return None if progress is None else (lambda t: progress(name, t))
+
+    known = known_findings(target, phase("known findings"))
     affecting = ",".join(k["id"] for k in known if k["affects"])
     env = {"CTXAUDIT_FINDINGS": affecting} if target.kind in KNOWN_FINDINGS_TESTS else {}
-    status, tests, output, elapsed = _pytest(target, SUITES[target.kind], profile, seed, env)
+    status, tests, output, elapsed = _pytest(
+        target, SUITES[target.kind], profile, seed, env, phase("properties")
+    )
     report = TargetReport(
         target=target.kind,
         version=target.version,
@@ -382,3 +418,23 @@ def pick_seed(profile: str, seed: int | None) -> int | None:
     if PROFILES[profile].get("derandomize"):
         return None
     return random.SystemRandom().randrange(2**32)
+
+
+def previous_elapsed(out_root: Path, target: Target, profile: str) -> float | None:
+    """How long the last audit of this target version took (for the progress display)."""
+    path = out_root / target.label / "findings.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return float(data["elapsed_s"]) if data.get("profile") == profile else None
+
+
+def run_mutation(target: Target, out_root: Path, ticker: Ticker | None = None) -> tuple[int, str]:
+    """Run the mutation audit of one target version in its own process."""
+    out = out_root / target.label
+    cmd = [sys.executable, "-m", "mutation", "run", "--target", target.kind, "--out", str(out)]
+    if target.kind == "gitreins":
+        cmd += ["--gitreins", target.spec]
+    status, output, _ = run_with_ticker(cmd, dict(os.environ), ticker)
+    return status, output

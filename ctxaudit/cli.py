@@ -47,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, help="Hypothesis seed (default: random, printed and reported)"
     )
     audit.add_argument("--out", type=Path, default=REPO_ROOT / "reports", help="report folder")
+    audit.add_argument(
+        "--mutation",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the mutation audit and its gate for each target version (default: on)",
+    )
     return parser
 
 
@@ -66,17 +72,57 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ctxaudit: {exc}", file=sys.stderr)
             return 2
     seed = audit.pick_seed(args.profile, args.seed)
-    print(f"ctxaudit: {len(targets)} target(s), profile {args.profile}, seed {seed}", flush=True)
+    print(
+        f"ctxaudit: {len(targets)} target version(s), profile {args.profile}, seed {seed}, "
+        f"mutation {'on' if args.mutation else 'off'}",
+        flush=True,
+    )
     started = time.monotonic()
     failed = False
+    show = Progress(sys.stdout.isatty())
     for i, target in enumerate(targets, 1):
-        print(f"[{i}/{len(targets)}] {target.label} ...", end=" ", flush=True)
-        report = audit.run_target(target, args.profile, seed, args.out)
+        head = f"[{i}/{len(targets)}] {target.label}"
+        expected = audit.previous_elapsed(args.out, target, args.profile)
+        hint = f", expected ~{expected:.0f} s" if expected else ""
+        report = audit.run_target(
+            target,
+            args.profile,
+            seed,
+            args.out,
+            lambda phase, t, head=head, hint=hint: show.tick(f"{head}: {phase} {t}{hint}"),
+        )
         fails = [p for p, v in report.verdicts.items() if v == "fails"]
-        status = "ok" if report.ok else f"FAILS {' '.join(fails) or '(suite error)'}"
-        print(
-            f"{status} ({report.elapsed_s} s) -> {args.out / target.label}/findings.md", flush=True
+        status = "properties hold" if report.ok else f"FAILS {' '.join(fails) or '(suite error)'}"
+        show.line(
+            f"{head}: {status} ({report.elapsed_s} s) -> {args.out / target.label}/findings.md"
         )
         failed |= not report.ok
+        if args.mutation:
+            code, output = audit.run_mutation(
+                target, args.out, lambda t, head=head: show.tick(f"{head}: mutation {t}")
+            )
+            verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
+                code, f"mutation could not run (exit {code}): {output.strip().splitlines()[-1:]}"
+            )
+            show.line(f"{head}: {verdict} -> {args.out / target.label}/mutation.md")
+            failed |= code != 0
     print(f"ctxaudit: done in {time.monotonic() - started:.0f} s", flush=True)
     return 1 if failed else 0
+
+
+class Progress:
+    """One status line, rewritten in place on a terminal; plain lines otherwise."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.last = 0.0
+
+    def tick(self, text: str) -> None:
+        if self.tty:
+            print(f"\r\033[K{text}", end="", flush=True)
+        elif time.monotonic() - self.last > 30:  # a heartbeat in logs
+            self.last = time.monotonic()
+            print(text, flush=True)
+
+    def line(self, text: str) -> None:
+        print(f"\r\033[K{text}" if self.tty else text, flush=True)

@@ -1,0 +1,42 @@
+"""The audit command's usage errors: one clear line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def audit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ctxaudit", "audit", "--no-mutation", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--target", "gitreins==9.9.9"], "no published version '9.9.9'"),
+        (["--target", "/no/such/tree"], "no such path '/no/such/tree'"),
+        (["--target", "gitreinz==0.14.0"], "target 'gitreinz==0.14.0'"),
+        (["--target", "gitreins==abc"], "'abc' is not a version number"),
+        (["--target", str(ROOT)], "is not a gitreins source tree"),
+        (["--target", "gitreins>=99"], "no published gitreins version matches"),
+        (["--profile", "fast"], "invalid choice: 'fast'"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(args: list[str], says: str) -> None:
+    proc = audit(*args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
