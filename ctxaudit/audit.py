@@ -309,7 +309,7 @@ def _clean(text: str) -> str:
     lines = []
     for line in text.splitlines():
         line = re.sub(r"^\s*(\|\s?)+", "", line)
-        line = re.sub(r"^E\s{1,3}", "", line)
+        line = re.sub(r"^E\s+", "", line)
         lines.append(line.rstrip())
     return "\n".join(lines)
 
