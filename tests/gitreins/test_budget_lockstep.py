@@ -56,10 +56,11 @@ def check_report(prop: str, message: str | None, expected: frozenset[Cap]) -> No
 
 caps_strategy = st.builds(
     Caps,
-    max_iterations=st.sampled_from([-1.0, 1.0, 2.0, 3.0, 2.5, 5.0]),
-    max_seconds=st.sampled_from([-1.0, 5.0, 60.0]),
-    max_input_tokens=st.sampled_from([-1, 1, 10, 100, 1000]),
-    max_output_tokens=st.sampled_from([-1, 1, 10, 100]),
+    # 0 is "unlimited" too (a cap applies only when > 0)
+    max_iterations=st.sampled_from([-1.0, 0.0, 1.0, 2.0, 3.0, 2.5, 5.0]),
+    max_seconds=st.sampled_from([-1.0, 0.0, 5.0, 60.0]),
+    max_input_tokens=st.sampled_from([-1, 0, 1, 10, 100, 1000]),
+    max_output_tokens=st.sampled_from([-1, 0, 1, 10, 100]),
     tool_call_weight=st.sampled_from([0.1, 0.25, 0.5, 1.0]),
 )
 
