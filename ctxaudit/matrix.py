@@ -68,7 +68,7 @@ class MatrixError(ValueError):
 @dataclass(frozen=True)
 class KnownFinding:
     id: str
-    property: str
+    prop: str
     summary: str
     region: str
     repro: str
@@ -154,7 +154,7 @@ class Change:
     fixed: list[str]  # known findings that affect ``before`` but not ``after``
     verdicts: list[tuple[str, str, str]]  # (property, verdict before, verdict after)
     new_findings: tuple[int, int]
-    scores: list[tuple[str, float | None, float | None]]  # per kind, when either has one
+    scores: list[tuple[str, float | None, float | None]]  # per kind, when both ran mutation
 
     @property
     def empty(self) -> bool:
@@ -173,7 +173,7 @@ class KnownRow:
 
     target: str
     id: str
-    property: str
+    prop: str
     summary: str
     states: dict[str, bool | None]  # version -> affects / does not reproduce / not checked
     registered: list[str]
@@ -225,22 +225,21 @@ class Matrix:
 # --------------------------------------------------------------------------- reading
 
 
-def version_key(target: str, version: str) -> tuple[int, int, str, Version | None, str]:
-    """Sort key: gitreins first, ledger last; within a target PEP 440 order, then
-    versions that are not PEP 440 (``git-<sha>``) by their text."""
+def version_key(target: str, version: str) -> tuple[int, str, int, Version, str]:
+    """Sort key: gitreins first, ledger last, other targets between (by name); within
+    a target PEP 440 order, then versions that are not PEP 440 (``git-<sha>``) by text."""
     if target in TARGET_ORDER:
         rank = TARGET_ORDER.index(target)
     else:
         rank = len(TARGET_ORDER) + (1 if target == "ledger" else 0)
     try:
-        return (rank, 0, target, Version(version), "")
+        return (rank, target, 0, Version(version), "")
     except InvalidVersion:
-        return (rank, 1, target, None, version)
+        return (rank, target, 1, Version("0"), version)
 
 
-def _sort_key(v: VersionReport) -> tuple[int, int, str, str, Version, str]:
-    rank, pep, target, parsed, text = version_key(v.target, v.version)
-    return (rank, 0 if target == "" else 1, target, str(pep), parsed or Version("0"), text)
+def _sort_key(v: VersionReport) -> tuple[int, str, int, Version, str]:
+    return version_key(v.target, v.version)
 
 
 def _s(d: dict[str, Any], key: str, default: str = "") -> str:
@@ -261,7 +260,7 @@ def load_version(path: Path) -> VersionReport:
     known = [
         KnownFinding(
             id=_s(k, "id"),
-            property=_s(k, "property"),
+            prop=_s(k, "property"),
             summary=_s(k, "summary"),
             region=_s(k, "region"),
             repro=_s(k, "repro"),
@@ -384,9 +383,8 @@ def diff(a: VersionReport, b: VersionReport) -> Change:
         if a.verdicts.get(p, NOT_CHECKED) != b.verdicts.get(p, NOT_CHECKED)
     ]
     sc: list[tuple[str, float | None, float | None]] = []
-    if a.mutation or b.mutation:
-        ka = a.mutation.kinds if a.mutation else {}
-        kb = b.mutation.kinds if b.mutation else {}
+    if a.mutation and b.mutation:  # a version without a mutation run is no change
+        ka, kb = a.mutation.kinds, b.mutation.kinds
         for kind in dict.fromkeys([*ka, *kb]):
             sa = ka[kind].score if kind in ka else None
             sb = kb[kind].score if kind in kb else None
@@ -413,7 +411,7 @@ def _known_rows(versions: list[VersionReport]) -> list[KnownRow]:
                 rows[key] = KnownRow(
                     v.target,
                     k.id,
-                    k.property,
+                    k.prop,
                     k.summary,
                     {w.version: w.known_state(k.id) for w in versions if w.target == v.target},
                     [],
@@ -455,15 +453,12 @@ def summary_lines(m: Matrix) -> list[str]:
     """Plain-text sentences for the top of both reports."""
     if not m.versions:
         return ["No reports found."]
-    per = ", ".join(
-        f"{len(m.of(t))} {t} ({_version_span(m.of(t))})" for t in m.targets
-    )
+    per = ", ".join(f"{len(m.of(t))} {t} ({_version_span(m.of(t))})" for t in m.targets)
     failing = [v for v in m.versions if not v.ok]
     out = [f"{_plural(len(m.versions), 'target version')} audited: {per}."]
     if failing:
         names = ", ".join(
-            v.label
-            + (" (suite error)" if v.suite_error else f" ({len(v.failing)} failing)")
+            v.label + (" (suite error)" if v.suite_error else f" ({len(v.failing)} failing)")
             for v in failing
         )
         out.append(f"{len(failing)} of {len(m.versions)} fail: {names}.")
@@ -578,9 +573,7 @@ def to_markdown(m: Matrix, out_dir: Path) -> str:
             )
         lines.append(
             "| known findings affecting | "
-            + " | ".join(
-                ", ".join(k.id for k in v.affecting) or "none" for v in vs
-            )
+            + " | ".join(", ".join(k.id for k in v.affecting) or "none" for v in vs)
             + " |"
         )
         lines.append("| new findings | " + " | ".join(str(len(v.findings)) for v in vs) + " |")
@@ -634,13 +627,15 @@ def _known_md(m: Matrix) -> list[str]:
         vs = m.of(t)
         lines += [f"### {t}", ""]
         lines.append(
-            "| finding | property | " + " | ".join(v.version for v in vs) + " | affects | fixed in |"
+            "| finding | property | "
+            + " | ".join(v.version for v in vs)
+            + " | affects | fixed in |"
         )
         lines.append("|---|---|" + "---|" * (len(vs) + 2))
         for r in rows:
             spans, fixed = _runs_text(r)
             lines.append(
-                f"| {r.id} | {r.property} | "
+                f"| {r.id} | {r.prop} | "
                 + " | ".join(_known_state_text(r.states[v.version]) for v in vs)
                 + f" | {spans} | {fixed or '–'} |"
             )
@@ -675,6 +670,18 @@ def _changes_md(m: Matrix) -> list[str]:
     return lines
 
 
+def _headline(f: NewFinding) -> str:
+    """``V1/V3: message``; the audit's messages often carry that prefix already."""
+    props = "/".join(f.properties) or "?"
+    return f.message if f.message.startswith(props + ":") else f"{props}: {f.message}"
+
+
+def _known_heading(v: VersionReport) -> str:
+    if not v.known:
+        return "Known findings: none catalogued for this target (or not in this report)"
+    return f"Known findings affecting this version: {len(v.affecting)} of {len(v.known)}"
+
+
 def _status_text(v: VersionReport) -> str:
     if v.suite_error:
         return f"SUITE ERROR (exit status {v.exit_status})"
@@ -684,7 +691,7 @@ def _status_text(v: VersionReport) -> str:
 
 
 def _run_text(v: VersionReport) -> str:
-    seed = "derandomized" if v.seed is None else str(v.seed)
+    seed = "none" if v.seed is None else str(v.seed)
     return f"profile {v.profile or '?'}, seed {seed}, {v.elapsed_s:g} s"
 
 
@@ -692,19 +699,18 @@ def _version_md(v: VersionReport, out_dir: Path) -> list[str]:
     lines = [f"### {v.label}: {_status_text(v)}", ""]
     lines += [f"{_run_text(v)}. Reports: {_report_links_md(v, out_dir)}.", ""]
     aff = v.affecting
-    lines += [f"**Known findings affecting this version: {len(aff)} of {len(v.known)}.**", ""]
+    lines += [f"**{_known_heading(v)}.**", ""]
     for k in aff:
         reg = " (registered for this version)" if k.registered else ""
         lines.append(
-            f"- **{k.id}** ({k.property}){reg}: {_md_cell(k.summary)} Region: "
+            f"- **{k.id}** ({k.prop}){reg}: {_md_cell(k.summary)} Region: "
             f"{_md_cell(k.region)}. Reproduction: `{k.repro}`"
         )
     if aff:
         lines.append("")
     lines += [f"**New findings: {len(v.findings)}.**", ""]
     for i, f in enumerate(v.findings, 1):
-        props = "/".join(f.properties) or "?"
-        lines += [f"{i}. {props}: {_md_cell(f.message)} (test `{f.test}`)", ""]
+        lines += [f"{i}. {_md_cell(_headline(f))} (test `{f.test}`)", ""]
         if f.reproduction:
             fence = _fence(f.reproduction)
             lines += [f"   {fence}text"]
@@ -712,9 +718,14 @@ def _version_md(v: VersionReport, out_dir: Path) -> list[str]:
             lines += [f"   {fence}", ""]
     if v.mutation:
         mu = v.mutation
-        gate = {True: "passed", False: f"FAILED ({mu.gate_failures} gated mutants not killed)"}
+        if mu.gate_passed is None:
+            gate = "gate unknown"
+        elif mu.gate_passed:
+            gate = "gate passed"
+        else:
+            gate = f"gate FAILED: {mu.gate_failures} gated mutants not killed"
         lines += [
-            f"**Mutation score** (gate {gate.get(mu.gate_passed, 'unknown') if mu.gate_passed is not None else 'unknown'}):",  # noqa: E501
+            f"**Mutation score per kind** ({gate}):",
             "",
             "| kind | mutants | detected | not detected | equivalent | score |",
             "|---|---|---|---|---|---|",
@@ -743,6 +754,7 @@ h3{margin-bottom:.4rem}
 .summary p{margin:.25rem 0}.big{font-size:1.15rem;font-weight:600}
 nav a{margin-right:1rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem}
+caption{text-align:left;caption-side:top;padding:.2rem 0}
 th,td{border:1px solid var(--line);padding:.25rem .5rem;text-align:left;vertical-align:top}
 thead th{background:#f4f6f8;position:sticky;top:0}
 th[scope=row]{font-weight:500;white-space:nowrap}
@@ -809,9 +821,7 @@ def _grid_html(m: Matrix, t: str, out_dir: Path) -> list[str]:
         f'<table class="grid"><caption class="muted small">Verdict of each {_e(t)} property '
         "per version (✓ holds, ✗ fails, – not checked)</caption>",
         '<thead><tr><th scope="col">property</th>'
-        + "".join(
-            f'<th scope="col"><a href="#{_anchor(v)}">{_e(v.version)}</a></th>' for v in vs
-        )
+        + "".join(f'<th scope="col"><a href="#{_anchor(v)}">{_e(v.version)}</a></th>' for v in vs)
         + "</tr></thead><tbody>",
         '<tr><th scope="row">status</th>'
         + "".join(f'<td class="c">{_status_badge(v)}</td>' for v in vs)
@@ -888,7 +898,8 @@ def _known_html(m: Matrix) -> list[str]:
                     cells.append(f'<td class="c holds">✓ no{reg}</td>')
             out.append(
                 f'<tr><th scope="row" title="{_e(r.summary)}">{_e(r.id)}</th>'
-                f"<td>{_e(r.property)}</td>" + "".join(cells)
+                f"<td>{_e(r.prop)}</td>"
+                + "".join(cells)
                 + f"<td>{_e(spans)}</td><td>{_e(fixed or '–')}</td></tr>"
             )
         out.append("</tbody></table>")
@@ -899,18 +910,18 @@ def _changes_html(m: Matrix) -> list[str]:
     out = ['<h2 id="changes">What changed between consecutive versions</h2>']
     if not m.changes:
         return [*out, "<p>Only one version per target: nothing to compare.</p>"]
-    out.append('<table><thead><tr><th scope="col">from → to</th><th scope="col">known findings'
-               '</th><th scope="col">verdicts</th><th scope="col">new findings</th>'
-               '<th scope="col">mutation score</th></tr></thead><tbody>')
+    out.append(
+        '<table><thead><tr><th scope="col">from → to</th><th scope="col">known findings'
+        '</th><th scope="col">verdicts</th><th scope="col">new findings</th>'
+        '<th scope="col">mutation score</th></tr></thead><tbody>'
+    )
     for c in m.changes:
         known = []
         if c.appeared:
             known.append(_badge(FAILS, "appeared") + " " + _e(", ".join(c.appeared)))
         if c.fixed:
             known.append(_badge(HOLDS, "fixed") + " " + _e(", ".join(c.fixed)))
-        verdicts = [
-            f"{_e(p)}: {_badge(a)} → {_badge(b)}" for p, a, b in c.verdicts
-        ]
+        verdicts = [f"{_e(p)}: {_badge(a)} → {_badge(b)}" for p, a, b in c.verdicts]
         na, nb = c.new_findings
         nf = f"{na} → {nb} ({nb - na:+d})" if na != nb else f"{nb} (no change)"
         sc = [f"{_e(k)}: {_pct(a)} → {_pct(b)}" for k, a, b in c.scores]
@@ -928,39 +939,34 @@ def _changes_html(m: Matrix) -> list[str]:
 def _version_html(v: VersionReport, out_dir: Path) -> list[str]:
     out = [
         f'<section class="version" id="{_anchor(v)}"><h3>{_e(v.label)} {_status_badge(v)}</h3>',
-        f'<p class="small muted">{_e(_run_text(v))}. Reports: '
-        f"{_report_links_html(v, out_dir)}</p>",
+        f'<p class="small muted">{_e(_run_text(v))}. Reports: {_report_links_html(v, out_dir)}</p>',
     ]
     if v.failing:
         out.append(
-            "<p>Failing properties: "
-            + " ".join(_badge(FAILS, p) for p in v.failing)
-            + "</p>"
+            "<p>Failing properties: " + " ".join(_badge(FAILS, p) for p in v.failing) + "</p>"
         )
     aff = v.affecting
-    out.append(f"<h4>Known findings affecting this version: {len(aff)} of {len(v.known)}</h4>")
+    out.append(f"<h4>{_e(_known_heading(v))}</h4>")
     if aff:
         out.append("<ul>")
         for k in aff:
             reg = " <em>(registered for this version)</em>" if k.registered else ""
             out.append(
-                f"<li><b>{_e(k.id)}</b> ({_e(k.property)}){reg}: {_e(k.summary)} "
-                f"<br><span class=\"small\">Region: {_e(k.region)}. Reproduction: "
+                f"<li><b>{_e(k.id)}</b> ({_e(k.prop)}){reg}: {_e(k.summary)} "
+                f'<br><span class="small">Region: {_e(k.region)}. Reproduction: '
                 f"<code>{_e(k.repro)}</code></span></li>"
             )
         out.append("</ul>")
     out.append(f"<h4>New findings: {len(v.findings)}</h4>")
     for i, f in enumerate(v.findings, 1):
-        props = "/".join(f.properties) or "?"
         body = (
-            f"<pre>{_e(f.reproduction)}</pre>"
+            f"Minimal reproduction (Hypothesis, shrunk):</p><pre>{_e(f.reproduction)}</pre>"
             if f.reproduction
-            else '<p class="muted small">No shrunk reproduction in the report.</p>'
+            else "No shrunk reproduction in the report (see the test).</p>"
         )
         out.append(
-            f"<details><summary><b>{i}. {_e(props)}</b>: {_e(f.message)}</summary>"
-            f'<p class="small">Test: <code>{_e(f.test)}</code>. Minimal reproduction '
-            f"(Hypothesis, shrunk):</p>{body}</details>"
+            f"<details><summary><b>{i}.</b> {_e(_headline(f))}</summary>"
+            f'<p class="small">Test: <code>{_e(f.test)}</code>. {body}</details>'
         )
     if v.mutation:
         mu = v.mutation
@@ -992,15 +998,20 @@ def _version_html(v: VersionReport, out_dir: Path) -> list[str]:
 
 _SERIES = (  # (label, fill, pattern id or "")
     ("failing properties", "#a4161a", ""),
-    ("known findings affecting", "#e07b00", "hatch"),
+    ("known findings", "#e07b00", "hatch"),
     ("new findings", "#5a3e9b", "dots"),
 )
-_KIND_STYLE = {  # kind -> (colour, dash, marker)
-    "removed-write": ("#0b5cad", "", "circle"),
-    "wrong-comparison": ("#b3006b", "6 3", "square"),
-    "other": ("#4d5560", "2 3", "triangle"),
-    "all": ("#000000", "10 3 2 3", "diamond"),
+_KIND_STYLE = {  # kind -> (colour, dash, marker, short label)
+    "removed-write": ("#0b5cad", "", "circle", "rw"),
+    "wrong-comparison": ("#b3006b", "6 3", "square", "wc"),
+    "other": ("#4d5560", "2 3", "triangle", "oth"),
 }
+_DEFAULT_STYLE = ("#333333", "1 2", "diamond", "")
+
+
+def _style(kind: str) -> tuple[str, str, str, str]:
+    colour, dash, shape, short = _KIND_STYLE.get(kind, _DEFAULT_STYLE)
+    return colour, dash, shape, short or kind[:4]
 
 
 def _marker(shape: str, x: float, y: float, colour: str) -> str:
@@ -1020,13 +1031,13 @@ def chart_svg(m: Matrix) -> str:
     below, the mutation score per kind (lines, one segment per target)."""
     vs = m.versions
     n = len(vs)
-    left, right, slot = 56, 160, 96
+    left, right, slot = 56, 230, 104
     width = left + right + slot * max(n, 1)
     has_scores = any(v.mutation for v in vs)
     bar_top, bar_h = 40, 200
-    score_top = bar_top + bar_h + 70
+    score_top = bar_top + bar_h + 84
     score_h = 160 if has_scores else 0
-    height = score_top + score_h + (60 if has_scores else -10)
+    height = score_top + score_h + (60 if has_scores else -30)
     counts = [(len(v.failing), len(v.affecting), len(v.findings)) for v in vs]
     peak = max([c for row in counts for c in row] + [1])
     step = max(1, -(-peak // 5))
@@ -1039,7 +1050,7 @@ def chart_svg(m: Matrix) -> str:
         return bar_top + bar_h - bar_h * value / ymax
 
     p = [
-        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'<svg class="chart" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
         'aria-labelledby="chart-title chart-desc">',
         '<title id="chart-title">Findings and mutation score across versions</title>',
@@ -1106,9 +1117,7 @@ def chart_svg(m: Matrix) -> str:
     return "\n".join(p)
 
 
-def _score_chart(
-    m: Matrix, left: int, slot: int, top: int, h: int, lx: int
-) -> list[str]:
+def _score_chart(m: Matrix, left: int, slot: int, top: int, h: int, lx: int) -> list[str]:
     vs = m.versions
     n = len(vs)
 
@@ -1131,7 +1140,8 @@ def _score_chart(
         )
     kinds = list(dict.fromkeys(k for v in vs if v.mutation for k in v.mutation.kinds))
     for j, kind in enumerate(kinds):
-        colour, dash, shape = _KIND_STYLE.get(kind, ("#333", "1 2", "circle"))
+        colour, dash, shape, short = _style(kind)
+        dx = (j - (len(kinds) - 1) / 2) * 7  # side by side, so equal scores stay visible
         segments: list[list[tuple[float, float, str]]] = []
         prev_target = None
         for i, v in enumerate(vs):
@@ -1141,7 +1151,8 @@ def _score_chart(
                 continue
             if prev_target != v.target:
                 segments.append([])
-            segments[-1].append((xc(i), ys(ks.score), f"{v.label}: {kind} {_pct(ks.score)}"))
+            title = f"{v.label}: {kind} {_pct(ks.score)}"
+            segments[-1].append((xc(i) + dx, ys(ks.score), title))
             prev_target = v.target
         for seg in segments:
             if len(seg) > 1:
@@ -1158,7 +1169,7 @@ def _score_chart(
         p.append(
             f'<line x1="{lx}" x2="{lx + 24}" y1="{y - 3}" y2="{y - 3}" stroke="{colour}" '
             f'stroke-width="2"{dash_attr}/>{_marker(shape, lx + 12, y - 3, colour)}'
-            f'<text x="{lx + 30}" y="{y + 1}">{_e(kind)}</text>'
+            f'<text x="{lx + 30}" y="{y + 1}">{_e(kind)} ({_e(short)})</text>'
         )
     # the score values as text under each version (readable without the lines)
     for i, v in enumerate(vs):
@@ -1171,12 +1182,11 @@ def _score_chart(
         for j, ks in enumerate(v.mutation.kinds.values()):
             p.append(
                 f'<text x="{xc(i):.1f}" y="{top + h + 18 + 13 * j}" text-anchor="middle" '
-                f'font-size="10" fill="{_KIND_STYLE.get(ks.kind, ("#333",))[0]}">'
-                f"{_e(ks.kind[:5])} {_e(_pct(ks.score))}</text>"
+                f'font-size="11" fill="{_style(ks.kind)[0]}">'
+                f"{_e(_style(ks.kind)[3])} {_e(_pct(ks.score))}</text>"
             )
     p.append(
-        f'<line x1="{left}" x2="{left + slot * n}" y1="{top + h}" y2="{top + h}" '
-        'stroke="#1b1f24"/>'
+        f'<line x1="{left}" x2="{left + slot * n}" y1="{top + h}" y2="{top + h}" stroke="#1b1f24"/>'
     )
     return p
 
@@ -1211,10 +1221,10 @@ def to_html(m: Matrix, out_dir: Path) -> str:
         + "".join(f"<p>{_e(x)}</p>" for x in lines[1:])
         + "</div>",
         '<nav aria-label="sections">'
-        + "".join(_a(f"#grid-{_e(t)}", f"verdicts: {t}") for t in m.targets)
+        + "".join(_a(f"#grid-{t}", f"verdicts: {t}") for t in m.targets)
+        + _a("#chart", "chart")
         + _a("#known", "known findings × versions")
         + _a("#changes", "what changed")
-        + _a("#chart", "chart")
         + _a("#versions", "per version")
         + "</nav></header><main>",
     ]
@@ -1222,16 +1232,16 @@ def to_html(m: Matrix, out_dir: Path) -> str:
     for t in m.targets:
         body.append(f'<h2 id="grid-{_e(t)}">Verdicts: {_e(t)}</h2>')
         body += _grid_html(m, t, out_dir)
+    body += ['<h2 id="chart">Chart</h2>', chart_svg(m)]
     body += _known_html(m)
     body += _changes_html(m)
-    body += ['<h2 id="chart">Chart</h2>', chart_svg(m)]
     body.append('<h2 id="versions">Per version</h2>')
     for v in m.versions:
         body += _version_html(v, out_dir)
     tail = [
-        "</main><footer class=\"muted small\"><p>Written by <code>python -m ctxaudit.matrix"
-        "</code> from each version's findings.json and mutation.json. Properties: "
-        "<code>/work/shared/SPEC.md</code> names (B, V: gitreins; S, C: ledger).</p>"
+        '</main><footer class="muted small"><p>Written by <code>python -m ctxaudit.matrix'
+        "</code> from each version's findings.json and mutation.json. Property names "
+        "as in SPEC.md (B, V: gitreins; S, C: ledger).</p>"
         "</footer></body></html>",
     ]
     return "\n".join(head + body + tail) + "\n"
