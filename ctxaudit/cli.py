@@ -106,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             show.line(f"{head}: {verdict} -> {args.out / target.label}/mutation.md")
             failed |= code != 0
+    from ctxaudit import matrix
+
+    md_path, html_path = matrix.write(matrix.build(matrix.find_reports(args.out)), args.out)
+    print(f"ctxaudit: matrix of every version in {args.out}: {md_path.name}, {html_path.name}")
     print(f"ctxaudit: done in {time.monotonic() - started:.0f} s", flush=True)
     return 1 if failed else 0
 
