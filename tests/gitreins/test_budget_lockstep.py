@@ -8,7 +8,6 @@ one below and one above it on purpose.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -87,12 +86,13 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             if started:
                 self.model = self.model.start()
                 self.target.start()
-                self._set_clock()
 
-        def _set_clock(self) -> None:
-            # B4 through the public start_time: the target sees `elapsed` plus
-            # 1 ms plus however long the step takes (never less than elapsed).
-            self.target.start_time = time.time() - self.elapsed - 0.001
+        def _move_clock(self, elapsed: float) -> None:
+            # B4 through the public start_time, moved relative to where the
+            # target's own start() put it: the target sees `elapsed` plus 1 ms
+            # per move plus the real time the steps take (never less).
+            self.target.start_time -= (elapsed - self.elapsed) + 0.001
+            self.elapsed = elapsed
 
         @rule(data=st.data())
         def llm_call(self, data: st.DataObject) -> None:
@@ -130,10 +130,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         def move_clock(self, to: str) -> None:
             cap = self.model.caps.max_seconds
             if cap > 0 and to != "anywhere":
-                self.elapsed = {"below": cap - 1, "at": cap, "past": cap + 1}[to]
+                self._move_clock({"below": cap - 1, "at": cap, "past": cap + 1}[to])
             else:
-                self.elapsed += 1.0
-            self._set_clock()
+                self._move_clock(self.elapsed + 1.0)
 
         @rule()
         def reset(self) -> None:
