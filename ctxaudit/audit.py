@@ -376,9 +376,9 @@ def render_markdown(report: TargetReport) -> str:
         lines.append("None beyond the known findings below.")
     for i, f in enumerate(report.findings, 1):
         lines += [
-            f"### {i}. {'/'.join(f.properties) or '?'}: {f.message}",
+            f"### {i}. {_heading(f)}",
             "",
-            f"Test: `{f.test}`",
+            f"Test: `{f.test}`. Rerun: `{rerun_command(report, f.test)}`",
             "",
         ]
         if f.reproduction:
@@ -408,6 +408,24 @@ def render_markdown(report: TargetReport) -> str:
             f"Region: {k['region']}. Reproduction: `{k['repro']}`"
         )
     return "\n".join(lines) + "\n"
+
+
+def _heading(f: Finding) -> str:
+    props = "/".join(f.properties) or "?"
+    return f.message if f.message.startswith(props) else f"{props}: {f.message}"
+
+
+def rerun_command(report: TargetReport, nodeid: str) -> str:
+    """The command that reruns one test against this target, same profile and seed."""
+    cmd = f"CTXAUDIT_PROFILE={report.profile} bin/ctxaudit test '{nodeid}'"
+    affecting = ",".join(k["id"] for k in report.known if k["affects"])
+    if report.target in KNOWN_FINDINGS_TESTS:  # the same regions left out as in the audit
+        cmd = f"CTXAUDIT_FINDINGS={affecting or 'none'} {cmd}"
+    if report.target == "gitreins":
+        cmd += f" --gitreins={report.spec}"
+    if report.seed is not None:
+        cmd += f" --hypothesis-seed={report.seed}"
+    return cmd
 
 
 def pick_seed(profile: str, seed: int | None) -> int | None:
