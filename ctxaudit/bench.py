@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Steps per example is low for the valve machine by nature: a run ends at its verdict, a "
         "failure or a cap, and Hypothesis also draws short programs; `min_calls` keeps a share "
-        "of runs going deep (up to 25 LLM calls).",
+        "of runs going deep (up to 12 LLM calls).",
     ]
     args.out.write_text("\n".join(lines) + "\n")
     print(args.out.read_text())

@@ -114,7 +114,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         largest_input: int
         steps = 0
 
-        @initialize(cfg=st.deferred(lambda: valve_configs(version)), min_calls=st.integers(0, 25))
+        @initialize(cfg=st.deferred(lambda: valve_configs(version)), min_calls=st.integers(0, 12))
         def setup(self, cfg: ValveConfig, min_calls: int) -> None:
             """``min_calls``: the LLM answers at least this many calls before it
             may give its verdict or fail for good (so runs go deep)."""
@@ -155,7 +155,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         def context_error(self, failure: Failure) -> None:
             self.model = self.model.fail(failure)
             self.obs = self.driver.fail(failure)
-            self.compare()
+            self.compare(after_failure=True)
 
         @precondition(lambda self: self.running() and self.steps >= self.min_calls)
         @rule(ending=st.one_of(st.integers(0, 40), ending_failures))
@@ -164,11 +164,12 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             if isinstance(ending, Failure):
                 self.model = self.model.fail(ending)
                 self.obs = self.driver.fail(ending)
-            else:
-                reply = Answer(prompt=ending, completion=5)
-                self.largest_input = max(self.largest_input, ending)
-                self.model = self.model.answer(reply)
-                self.obs = self.driver.answer(reply)
+                self.compare(after_failure=True)
+                return
+            reply = Answer(prompt=ending, completion=5)
+            self.largest_input = max(self.largest_input, ending)
+            self.model = self.model.answer(reply)
+            self.obs = self.driver.answer(reply)
             self.compare()
 
         @precondition(lambda self: not self.running())
@@ -177,7 +178,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             """Once the run has ended, the LLM is never called again."""
             self.driver.assert_no_more_calls()
 
-        def compare(self, first: bool = False) -> None:
+        def compare(self, first: bool = False, after_failure: bool = False) -> None:
+            """Compare the target's next call (or end) with the model's. Messages
+            name the property: V6 after a failed call, V1/V2 after an answer."""
             expected, obs = self.model.pending, self.obs
             self.steps = getattr(self, "steps", 0) + 1
             if isinstance(obs, Crashed):
@@ -200,7 +203,8 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 )
             if isinstance(expected, Ended):
                 assert isinstance(obs, Finished), (
-                    f"{'B3' if expected.caps else 'V6'}: the model ends the run ({expected.reason}"
+                    f"{'B3' if expected.caps else 'V6' if after_failure else 'V1'}: "
+                    f"the model ends the run ({expected.reason}"
                     f"{', ' + ','.join(sorted(expected.caps)) if expected.caps else ''}), "
                     f"but the target called the LLM again ({len(obs.messages)} messages)"
                 )
@@ -210,16 +214,18 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 )
                 return
             assert isinstance(obs, Called), (
-                f"B3/V5/V6: the model makes another LLM call, but the target ended the run: "
+                f"{'V5/V6' if after_failure else 'B3'}: the model makes another LLM call, "
+                f"but the target ended the run: "
                 f"{getattr(obs.verdict, 'summary', obs)!r}"
             )
             compacted = not first and is_compacted(obs.messages)
             if compacted != expected.compacted:
                 prop = "V2" if self.model.config.caps.max_input_tokens <= 0 else "V1"
+                prop = "V6" if after_failure else prop
                 model_does = "compacts" if expected.compacted else "does not compact"
                 meter = "reset" if expected.compacted else self.model.budget.input
                 raise AssertionError(
-                    f"{prop}/V3/V6: the model {model_does} before this call, the target "
+                    f"{prop}: the model {model_does} before this call, the target "
                     f"{'did' if compacted else 'did not'} (input meter before: {meter}, "
                     f"compactions: {self.model.compactions})"
                 )
