@@ -46,9 +46,24 @@ def _never(_: Any) -> bool:
     return False
 
 
+def _legacy_parts(section: dict[str, Any]) -> tuple[list[str], str]:
+    """(token parts, time part) of a legacy cap string, by its form (see
+    model.config.parse_legacy)."""
+    parts = [p.strip() for p in str(section["cap"]).split("/")]
+    first_is_iterations = parts[0].lstrip("-").isdigit() or parts[0].lower() in (
+        "unlimited",
+        "none",
+    )
+    if len(parts) == 4:
+        return parts[2:], parts[1]
+    if len(parts) == 2:
+        return ([], parts[1]) if first_is_iterations else (parts, "")
+    return [], ("" if first_is_iterations else parts[0])
+
+
 def _token_texts(section: dict[str, Any]) -> list[str]:
     if "cap" in section:
-        return str(section["cap"]).split("/")[2:]
+        return _legacy_parts(section)[0]
     return [str(section[k]) for k in ("max_input_tokens", "max_output_tokens") if k in section]
 
 
@@ -64,8 +79,7 @@ def _float_short(text: str) -> bool:
 def _time_text(section: dict[str, Any]) -> str:
     """The time text of a config ``evaluator:`` section (individual key or legacy string)."""
     if "cap" in section:
-        parts = str(section["cap"]).split("/")
-        return parts[1] if len(parts) > 1 else ""
+        return _legacy_parts(section)[1]
     return str(section.get("max_time", ""))
 
 

@@ -98,22 +98,55 @@ def parse_seconds(text: str) -> float | None:
     return float(Decimal(m.group(1)) * _SECONDS[m.group(2)])
 
 
-def parse_legacy(text: str) -> Caps | None:
-    """The combined string ``iterations/time/input/output`` (e.g. 100/30m/200k/50k)."""
-    parts = [p.strip() for p in text.split("/")]
-    if len(parts) != 4 or not parts[0].isdigit():
+def parse_iterations(value: object) -> float | None:
+    """An iteration cap: a number (fractional allowed) or its text; <= 0 or
+    'unlimited' mean no cap (-1)."""
+    if isinstance(value, bool):
         return None
-    seconds, tokens_in, tokens_out = (
-        parse_seconds(parts[1]),
-        parse_tokens(parts[2]),
-        parse_tokens(parts[3]),
-    )
-    if seconds is None or tokens_in is None or tokens_out is None:
+    if isinstance(value, int | float):
+        return float(value) if value > 0 else -1.0
+    return _iterations(str(value).strip())
+
+
+def _iterations(text: str) -> float | None:
+    if text.lower() in ("unlimited", "none"):
+        return -1.0
+    if not text.lstrip("-").isdigit():
         return None
-    iterations = int(parts[0])
-    return Caps(
-        max_iterations=float(iterations) if iterations > 0 else -1.0,
-        max_seconds=seconds,
-        max_input_tokens=tokens_in,
-        max_output_tokens=tokens_out,
-    )
+    return float(text) if int(text) > 0 else -1.0
+
+
+def parse_legacy(text: str) -> dict[str, float] | None:
+    """The legacy combined cap string, in the forms the gitreins docs show:
+    ``100/30m/200k/50k`` (iterations/time/input/output), ``100/30m``,
+    ``200k/50k`` (input/output), ``100`` (iterations), ``30m`` (time), and
+    ``-1``/``0``/``unlimited`` (no iteration cap). Returns the caps the text
+    names (a field it does not name is not said by it); anything else: None."""
+    parts = [p.strip() for p in text.strip().split("/")]
+    caps: dict[str, float] = {}
+    if len(parts) == 1:
+        iterations, seconds = _iterations(parts[0]), parse_seconds(parts[0])
+        if iterations is not None:
+            caps["max_iterations"] = iterations
+        elif seconds is not None:
+            caps["max_seconds"] = seconds
+        else:
+            return None
+    elif len(parts) == 2 and _iterations(parts[0]) is None:
+        tokens_in, tokens_out = parse_tokens(parts[0]), parse_tokens(parts[1])
+        if tokens_in is None or tokens_out is None:
+            return None
+        caps |= {"max_input_tokens": tokens_in, "max_output_tokens": tokens_out}
+    elif len(parts) in (2, 4):
+        iterations, seconds = _iterations(parts[0]), parse_seconds(parts[1])
+        if iterations is None or seconds is None:
+            return None
+        caps |= {"max_iterations": iterations, "max_seconds": seconds}
+        if len(parts) == 4:
+            tokens_in, tokens_out = parse_tokens(parts[2]), parse_tokens(parts[3])
+            if tokens_in is None or tokens_out is None:
+                return None
+            caps |= {"max_input_tokens": tokens_in, "max_output_tokens": tokens_out}
+    else:
+        return None
+    return caps

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ctxaudit import findings
 from ctxaudit.targets.gitreins import GitreinsModules
 from ctxaudit.targets.gitreins_config import run_caps
-from model.config import parse_legacy, parse_seconds, parse_tokens
+from model.config import parse_iterations, parse_legacy, parse_seconds, parse_tokens
 
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B6")]
 
@@ -59,6 +59,11 @@ def sections(draw: st.DrawFn) -> dict[str, Any]:
                       ("max_output_tokens", token_text())):  # fmt: skip
         if draw(st.booleans(), label=f"has_{key}"):
             section[key] = draw(text, label=key)
+    if draw(st.booleans(), label="has_max_iterations"):
+        section["max_iterations"] = draw(
+            st.integers(-1, 300) | st.sampled_from([2.5, 0.5]) | st.integers(1, 300).map(str),
+            label="max_iterations",
+        )
     if draw(st.booleans(), label="int_tokens"):
         section["max_input_tokens"] = draw(st.integers(1, 10**7), label="max_input_tokens_int")
     return section
@@ -66,16 +71,11 @@ def sections(draw: st.DrawFn) -> dict[str, Any]:
 
 def expected(section: dict[str, Any]) -> dict[str, float]:
     if "cap" in section:
-        caps = parse_legacy(section["cap"])
-        if caps is None:
-            return {"cap": None}  # type: ignore[dict-item]
-        return {
-            "max_iterations": caps.max_iterations,
-            "max_seconds": caps.max_seconds,
-            "max_input_tokens": caps.max_input_tokens,
-            "max_output_tokens": caps.max_output_tokens,
-        }
+        named = parse_legacy(section["cap"])
+        return {"cap": None} if named is None else named  # type: ignore[dict-item]
     want: dict[str, float] = {}
+    if "max_iterations" in section:
+        want["max_iterations"] = parse_iterations(section["max_iterations"])  # type: ignore[assignment]
     if "max_time" in section:
         want["max_seconds"] = parse_seconds(section["max_time"])  # type: ignore[assignment]
     for key in ("max_input_tokens", "max_output_tokens"):
