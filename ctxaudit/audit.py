@@ -158,15 +158,13 @@ def published_versions(spec: str) -> list[str]:
 
 
 def _ledger_version() -> str:
+    """The ledger is versioned with the project (pyproject.toml), as in the
+    mutation reports, so both land in reports/ledger-<version>/."""
+    import importlib.metadata
+
     try:
-        out = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return f"git-{out}"
-    except (subprocess.CalledProcessError, FileNotFoundError):
+        return importlib.metadata.version("ctxaudit")
+    except importlib.metadata.PackageNotFoundError:
         return "local"
 
 
