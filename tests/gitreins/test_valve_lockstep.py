@@ -11,6 +11,8 @@ progress prompt lists (V4), EvalCap's counters (B1/B3) and how the run ended.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -146,9 +148,24 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             self.largest_input = max(
                 self.largest_input, reply.prompt + reply.cache_read + reply.cache_write
             )
+            sent = self.obs.messages if isinstance(self.obs, Called) else []
             self.model = self.model.answer(reply)
             self.obs = self.driver.answer(reply)
             self.compare()
+            if isinstance(self.model.pending, Call) and not self.model.pending.compacted:
+                self.conversation_grew(sent, len(reply.writes))
+
+        def conversation_grew(self, sent: list[dict[str, Any]], tool_calls: int) -> None:
+            """The loop (SPEC 2) without compaction: the next call carries the
+            conversation it sent, then the LLM's answer and one result per tool call."""
+            assert isinstance(self.obs, Called)
+            got = self.obs.messages
+            roles = [m.get("role") for m in got[len(sent) :]]
+            assert got[: len(sent)] == sent and roles == ["assistant"] + ["tool"] * tool_calls, (
+                f"V1/V3: without compaction the next call should carry the {len(sent)} messages "
+                f"sent before plus the answer and {tool_calls} tool result(s); it carries "
+                f"{len(got)} (new roles: {roles})"
+            )
 
         @precondition(running)
         @rule(failure=context_failures)
