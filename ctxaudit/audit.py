@@ -446,10 +446,13 @@ def previous_elapsed(out_root: Path, target: Target, profile: str) -> float | No
     return float(data["elapsed_s"]) if data.get("profile") == profile else None
 
 
-def run_mutation(target: Target, out_root: Path, ticker: Ticker | None = None) -> tuple[int, str]:
+def run_mutation(
+    target: Target, out_root: Path, ticker: Ticker | None = None, other_sample: float = 1.0
+) -> tuple[int, str]:
     """Run the mutation audit of one target version in its own process."""
     out = out_root / target.label
     cmd = [sys.executable, "-m", "mutation", "run", "--target", target.kind, "--out", str(out)]
+    cmd += ["--other-sample", str(other_sample)]
     if target.kind == "gitreins":
         cmd += ["--gitreins", target.spec]
     status, output, _ = run_with_ticker(cmd, dict(os.environ), ticker)

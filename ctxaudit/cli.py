@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         help="also run the mutation audit and its gate for each target version (default: on)",
     )
+    audit.add_argument(
+        "--other-sample",
+        type=float,
+        default=0.25,
+        metavar="F",
+        help="share of 'other' mutants to run (deterministic sample; removed-write, "
+        "wrong-comparison and named mutants always all run; default: 0.25)",
+    )
     return parser
 
 
@@ -99,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         failed |= not report.ok
         if args.mutation:
             code, output = audit.run_mutation(
-                target, args.out, lambda t, head=head: show.tick(f"{head}: mutation {t}")
+                target,
+                args.out,
+                lambda t, head=head: show.tick(f"{head}: mutation {t}"),
+                other_sample=args.other_sample,
             )
             verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
                 code, f"mutation could not run (exit {code}): {output.strip().splitlines()[-1:]}"
