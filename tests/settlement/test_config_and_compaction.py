@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.compaction import estimate_text, plan_request, should_compact
+from ledger.compaction import estimate_text, extractive_summary, plan_request, should_compact
 from ledger.config import CompactionConfig, ConfigError
 from ledger.items import assistant_message, user_message
 from ledger.store import ConversationStore
@@ -88,3 +88,22 @@ def test_plan_folds_old_turns_and_keeps_the_buffer() -> None:
     )
     assert plan.explicit_input == (plan.summary, user_message("u3"), assistant_message("a3"), *new)
     assert plan.original_input == tuple(new)
+
+
+def test_default_summarizer_has_one_line_per_item() -> None:
+    """The marker text stored when no summarizer is given (S6: markers compare exactly)."""
+    items = [
+        user_message("what   is\n2+2?"),
+        assistant_message("four " * 30),
+        {"type": "message", "role": "assistant", "refusal": "no"},
+        {"type": "function_call", "content": ["a", 1]},
+        {"type": "note"},
+    ]
+    assert extractive_summary(items, width=12).splitlines() == [
+        "user: what is 2+2?",
+        "assistant: four four fo",
+        "assistant: no",
+        'function_call: ["a",1]',
+        "note: ",
+    ]
+    assert extractive_summary([]) == ""

@@ -44,7 +44,10 @@ def test_s4_compacted_owner_without_original_input_is_refused(store: FaultInject
 
 
 def test_s4_uncompacted_owner_needs_no_hand_over(store: FaultInjectingStore) -> None:
-    owner(store).report_completed([assistant_message("4")])
+    pending = owner(store)
+    assert (pending.settled, pending.outcome, pending.written) == (False, None, False)
+    pending.report_completed([assistant_message("4")])
+    assert (pending.settled, pending.outcome, pending.written) == (True, Outcome.COMPLETED, True)
     assert stored(store) == [("input", ORIGINAL[0]), ("output", assistant_message("4"))]
 
 

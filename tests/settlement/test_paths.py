@@ -9,6 +9,7 @@ import pytest
 
 from ledger import CompactionConfig, FaultInjectingStore, Ledger, Request, WriteFailedError
 from ledger.backends import ScriptedBackend
+from ledger.owner import PendingTurn, TurnNotStoredError
 from ledger.server import InferenceServer, UnknownResponseError, counting_ids
 from ledger.service import StreamEvent
 from ledger.shields import KeywordShield
@@ -113,3 +114,55 @@ def test_s7_blocking_fails_streaming_ends_normally() -> None:
 def test_interrupt_of_unknown_stream_is_ignored() -> None:
     ledger, _, _ = make_ledger()
     assert ledger.interrupt("req_404") is False
+
+
+# -- S5 at the end of every handler --------------------------------------------
+#
+# Each path reports how its turn ended, then its handler ends with the S5 check.
+# With the report gone (the LCORE-3883 clean-up, simulated by an owner whose
+# reports do nothing), every handler of a compacted request must raise
+# TurnNotStoredError instead of ending quietly.
+
+LOST_REPORTS = {
+    "query": "report_completed",
+    "responses": "report_completed",
+    "responses blocked": "report_blocked",
+    "streaming_query": "report_completed",
+    "responses_stream": "report_completed",
+    "responses_stream blocked": "report_blocked",
+    "streaming_query interrupted": "report_interrupted",
+}
+
+
+@pytest.mark.properties("S5")
+@pytest.mark.parametrize("path", sorted(LOST_REPORTS))
+def test_s5_every_handler_end_catches_a_lost_report(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger, store, _ = make_ledger(window=20)  # every request is compacted
+    conv = ledger.create_conversation("c")
+    monkeypatch.setattr(PendingTurn, LOST_REPORTS[path], lambda self, *args: False)
+    text = "forbidden question" if "blocked" in path else "a question long enough"
+    request = Request(text, conv)
+
+    async def interrupted() -> None:
+        stream = ledger.streaming_query(request)
+        created = await anext(stream)
+        assert created.compacted
+        assert (await anext(stream)).type == "delta"
+        ledger.interrupt(created.request_id)
+        assert (await anext(stream)).type == "interrupted"
+        await anext(stream)  # the handler ends here
+
+    run = {
+        "query": lambda: ledger.query(request),
+        "responses": lambda: ledger.responses(request),
+        "responses blocked": lambda: ledger.responses(request),
+        "streaming_query": lambda: collect(ledger.streaming_query(request)),
+        "responses_stream": lambda: collect(ledger.responses_stream(request)),
+        "responses_stream blocked": lambda: collect(ledger.responses_stream(request)),
+        "streaming_query interrupted": interrupted,
+    }[path]
+    with pytest.raises(TurnNotStoredError):
+        asyncio.run(run())
+    assert store.items(conv) == []
