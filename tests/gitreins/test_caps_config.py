@@ -98,6 +98,12 @@ def cases_per_example() -> int:
 @settings(max_examples=max(3, settings.default.max_examples // 10))
 @example(batch=[{"max_input_tokens": "4.1M"}, {"max_output_tokens": "1.5 k"}, {"max_time": "1.5h"}])
 @example(batch=[{"cap": "100/30m/200k/50k"}, {"cap": "100/30m/200k/1m"}])
+@example(  # every unit of the grammar once, whole numbers
+    batch=[{"max_time": f"2{unit}"} for unit in TIME_UNITS]
+    + [{"max_time": f"3 {unit}"} for unit in TIME_UNITS]
+    + [{"max_input_tokens": f"7{unit}", "max_output_tokens": f"5{unit}"} for unit in TOKEN_UNITS]
+    + [{"cap": f"9/4{unit}/8k/6k"} for unit in TIME_UNITS]
+)
 @given(batch=st.lists(sections(), min_size=1, max_size=cases_per_example()))
 def test_b6_caps_parse_to_what_their_text_says(
     gitreins: GitreinsModules, batch: list[dict[str, Any]]

@@ -1,0 +1,48 @@
+"""B2-B4 at the edges the stateful suite draws rarely: a cap of 0 or -1 is no
+cap (a cap applies only when > 0), and the boundary itself (>=). Fixed
+programs, EvalCap against model.budget, on every commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxaudit.targets.gitreins import GitreinsModules
+from model.budget import Budget
+from model.config import Caps
+from tests.gitreins.test_budget_lockstep import check_report
+
+pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B2", "B3", "B4")]
+
+FIELDS = ["max_iterations", "max_seconds", "max_input_tokens", "max_output_tokens"]
+
+
+def run(mods: GitreinsModules, caps: Caps, elapsed: float, calls: int, tokens: int) -> None:
+    model = Budget(caps).start()
+    target: Any = mods.eval_cap.EvalCap(**caps.model_dump())
+    target.start()
+    target.start_time -= elapsed + 0.001
+    check_report("B2/B4", target.check(), model.hard_caps(elapsed))
+    for _ in range(calls):
+        model, expected = model.llm_call(
+            prompt=tokens, completion=tokens, cache_read=0, cache_write=0, elapsed=elapsed
+        )
+        check_report("B2/B3/B4", target.record_llm_call(tokens, tokens), expected)
+        model, expected = model.tool_call(elapsed=elapsed)
+        check_report("B3/B4", target.record_tool_call(), expected)
+    check_report("B2/B4", target.check(), model.hard_caps(elapsed))
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("value", [0, -1])
+def test_zero_or_negative_cap_is_no_cap(gitreins: GitreinsModules, field: str, value: int) -> None:
+    run(gitreins, Caps(**{field: value}), elapsed=10.0, calls=3, tokens=5)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("offset", [-1, 0, 1])
+def test_at_the_cap(gitreins: GitreinsModules, field: str, offset: int) -> None:
+    """The meter (or clock) one below, at and one past a cap of 10."""
+    elapsed = 10.0 + offset if field == "max_seconds" else 0.0
+    run(gitreins, Caps(**{field: 10}), elapsed=elapsed, calls=1, tokens=10 + offset)
