@@ -18,6 +18,9 @@ from model.config import parse_iterations, parse_legacy, parse_seconds, parse_to
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B6")]
 
 TOKEN_UNITS = ["", "k", "K", "m", "M"]
+# every legacy form, with mixed token units
+LEGACY_FORMS = ["200k/50", "3/4M", "1.5M/2k", "7K/9", "100", "-1", "0", "unlimited", "none",
+                "30m", "2h", "45s", "100/30m", "unlimited/2h", "-1/10m/5k/6k"]  # fmt: skip
 TIME_UNITS = ["s", "m", "h", "sec", "min", "mins", "minutes", "hour", "hours"]
 
 
@@ -104,6 +107,7 @@ def cases_per_example() -> int:
     + [{"max_input_tokens": f"7{unit}", "max_output_tokens": f"5{unit}"} for unit in TOKEN_UNITS]
     + [{"cap": f"9/4{unit}/8k/6k"} for unit in TIME_UNITS]
 )
+@example(batch=[{"cap": c} for c in LEGACY_FORMS])
 @given(batch=st.lists(sections(), min_size=1, max_size=cases_per_example()))
 def test_b6_caps_parse_to_what_their_text_says(
     gitreins: GitreinsModules, batch: list[dict[str, Any]]
