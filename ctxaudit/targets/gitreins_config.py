@@ -97,7 +97,13 @@ def _caps_child(root: str, sections: list[dict[str, Any]]) -> list[dict[str, Any
             except Exception as exc:  # noqa: BLE001 - reported as the case's result
                 out.append({"error": repr(exc)[:300]})
                 continue
-            fields = ("max_iterations", "max_seconds", "max_input_tokens", "max_output_tokens")
+            fields = (
+                "max_iterations",
+                "max_seconds",
+                "max_input_tokens",
+                "max_output_tokens",
+                "tool_call_weight",
+            )
             out.append({f: getattr(cap, f) for f in fields})
     return out
 

@@ -67,6 +67,8 @@ def sections(draw: st.DrawFn) -> dict[str, Any]:
             st.integers(-1, 300) | st.sampled_from([2.5, 0.5]) | st.integers(1, 300).map(str),
             label="max_iterations",
         )
+    if draw(st.booleans(), label="has_tool_call_weight"):
+        section["tool_call_weight"] = draw(st.sampled_from([0.1, 0.25, 1, 0.05]), label="weight")
     if draw(st.booleans(), label="int_tokens"):
         section["max_input_tokens"] = draw(st.integers(1, 10**7), label="max_input_tokens_int")
     return section
@@ -77,6 +79,8 @@ def expected(section: dict[str, Any]) -> dict[str, float]:
         named = parse_legacy(section["cap"])
         return {"cap": None} if named is None else named  # type: ignore[dict-item]
     want: dict[str, float] = {}
+    if "tool_call_weight" in section:
+        want["tool_call_weight"] = float(section["tool_call_weight"])
     if "max_iterations" in section:
         want["max_iterations"] = parse_iterations(section["max_iterations"])  # type: ignore[assignment]
     if "max_time" in section:
@@ -108,6 +112,12 @@ def cases_per_example() -> int:
     + [{"cap": f"9/4{unit}/8k/6k"} for unit in TIME_UNITS]
 )
 @example(batch=[{"cap": c} for c in LEGACY_FORMS])
+@example(  # individual keys: numbers and their text, each alone
+    batch=[{"max_iterations": v} for v in (50, -1, 0, 2.5, "40", "unlimited")]
+    + [{"tool_call_weight": w} for w in (0.25, 1)]
+    + [{"max_time": t} for t in ("90s", "15m", "2h")]
+    + [{"max_input_tokens": 250_000, "max_output_tokens": "64k"}]
+)
 @given(batch=st.lists(sections(), min_size=1, max_size=cases_per_example()))
 def test_b6_caps_parse_to_what_their_text_says(
     gitreins: GitreinsModules, batch: list[dict[str, Any]]
