@@ -177,11 +177,20 @@ class LoopDriver:
 
 
 def make_exception(failure: Failure) -> BaseException:
-    """The exception an LLM client raises for ``failure``."""
+    """The exception an LLM client raises for ``failure``.
+
+    As real clients do, errors arrive wrapped: a transport failure is a
+    ``requests.ConnectionError`` two links down the chain (raised from a
+    wrapper, during the handling of another), and any other error carries a
+    context chain that loops back to itself (as re-raising in a ``finally``
+    produces). What the error is does not change; a target must read through
+    the chain, and terminate on it."""
     if failure.transport:
         inner = requests.ConnectionError(f"Max retries exceeded with url: /chat ({failure.text})")
+        middle = RuntimeError("while calling the provider")
+        middle.__context__ = inner
         outer = RuntimeError(f"LLM call failed: {inner}")
-        outer.__cause__ = inner
+        outer.__cause__ = middle
         return outer
     if failure.status is not None:
         response = requests.Response()
@@ -189,7 +198,11 @@ def make_exception(failure: Failure) -> BaseException:
         return requests.HTTPError(
             f"{failure.status} Client Error: {failure.text}", response=response
         )
-    return RuntimeError(failure.text)
+    error = RuntimeError(failure.text)
+    cleanup = RuntimeError("during cleanup")
+    cleanup.__context__ = error
+    error.__context__ = cleanup
+    return error
 
 
 def replay(
