@@ -38,7 +38,7 @@ def same(expected: Call | object, obs: Observation) -> bool:
     return isinstance(obs, Finished) and ended_reason(obs.verdict) == expected.reason  # type: ignore[attr-defined]
 
 
-def lockstep(mods: GitreinsModules, steps: list[Answer | Failure]) -> None:
+def lockstep(mods: GitreinsModules, steps: list[Answer | Failure], prop: str) -> None:
     model = Valve.start(CONFIG)
     driver = LoopDriver(mods, CONFIG.caps, criteria=CONFIG.criteria)
     try:
@@ -49,7 +49,7 @@ def lockstep(mods: GitreinsModules, steps: list[Answer | Failure]) -> None:
             model = model.fail(step) if isinstance(step, Failure) else model.answer(step)
             obs = driver.fail(step) if isinstance(step, Failure) else driver.answer(step)
             assert same(model.pending, obs), (
-                f"V5/V6: after step {i} ({step!r}) the model says {model.pending!r}, "
+                f"{prop}: after step {i} ({step!r}) the model says {model.pending!r}, "
                 f"the target {obs!r:.200}"
             )
     finally:
@@ -58,8 +58,9 @@ def lockstep(mods: GitreinsModules, steps: list[Answer | Failure]) -> None:
 
 @pytest.mark.parametrize("kind", FAILURES)
 def test_v6_each_failed_call(gitreins: GitreinsModules, kind: str) -> None:
-    lockstep(gitreins, [Answer(prompt=3, writes=("verified_1",)), FAILURES[kind], Answer(prompt=1)])
+    steps = [Answer(prompt=3, writes=("verified_1",)), FAILURES[kind], Answer(prompt=1)]
+    lockstep(gitreins, steps, "V6")
 
 
 def test_v5_more_context_errors_than_compactions(gitreins: GitreinsModules) -> None:
-    lockstep(gitreins, [FAILURES["http-400"]] * 5)
+    lockstep(gitreins, [FAILURES["http-400"]] * 5, "V5")
