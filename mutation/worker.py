@@ -29,8 +29,10 @@ import importlib.machinery
 import json
 import os
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,7 +120,14 @@ class Plugin:
                 # also in the environment: a subprocess that imports the work copy
                 # runs the same mutant
                 trampoline.set_mutant_under_test(mutant_name)
-            result = self._run_items(items, stop)
+            # A mutant may turn a path into another (":memory:" into a file
+            # name): let it write in a scratch folder, never the repository.
+            scratch = tempfile.mkdtemp(prefix="ctxaudit-mutant-")
+            os.chdir(scratch)
+            try:
+                result = self._run_items(items, stop)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
             payload = json.dumps(result).encode()
             code = 1 if result["failed"] else 0
         except BaseException as exc:  # noqa: BLE001 - reported to the parent
