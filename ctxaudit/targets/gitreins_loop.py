@@ -154,6 +154,22 @@ class LoopDriver:
         self.llm.replies.put(make_exception(failure))
         return self._next()
 
+    def rerun(self, caps: Caps) -> Observation:
+        """Evaluate the task again with the same evaluator (a fresh EvalCap, as
+        a caller sets it through the public ``eval_cap`` attribute)."""
+        assert not self._thread.is_alive(), "the first run has not ended"
+        self.cap = self.mods.eval_cap.EvalCap(
+            max_iterations=float(caps.max_iterations),
+            max_seconds=float(caps.max_seconds),
+            max_input_tokens=int(caps.max_input_tokens),
+            max_output_tokens=int(caps.max_output_tokens),
+            tool_call_weight=float(caps.tool_call_weight),
+        )
+        self.evaluator.eval_cap = self.cap
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.finished = False
+        return self.start()
+
     def assert_no_more_calls(self) -> None:
         assert self.llm.calls.empty(), (
             f"the run ended, then the LLM was called: {self.llm.calls.get()!r}"

@@ -14,6 +14,8 @@ from ctxaudit.targets.gitreins_loop import (
     Observation,
     ended_reason,
     is_compacted,
+    progress_lists,
+    replay,
 )
 from model.config import Caps, ValveConfig
 from model.valve import Answer, Call, Failure, Valve
@@ -64,3 +66,50 @@ def test_v6_each_failed_call(gitreins: GitreinsModules, kind: str) -> None:
 
 def test_v5_more_context_errors_than_compactions(gitreins: GitreinsModules) -> None:
     lockstep(gitreins, [FAILURES["http-400"]] * 5, "V5")
+
+
+@pytest.mark.properties("V1", "B1")
+def test_v1_cache_tokens_count_toward_the_valve(gitreins: GitreinsModules) -> None:
+    """All input as cache tokens: the valve reads the metered sum (B1), not prompts."""
+    cfg = ValveConfig(caps=Caps(max_input_tokens=100), ratio=0.5, criteria=2)
+    model = Valve.start(cfg)
+    steps = [Answer(prompt=0, cache_read=30, writes=(None,))] * 2 + [Answer(prompt=0)]
+    seen = replay(gitreins, cfg.caps, steps=steps, criteria=2, ratio=0.5)
+    for step, obs in zip(steps, seen[1:], strict=False):
+        model = model.answer(step)
+        assert same(model.pending, obs), f"V1: after {step!r} the model says {model.pending!r}"
+
+
+@pytest.mark.properties("B4")
+def test_b4_time_cap_in_the_loop(gitreins: GitreinsModules) -> None:
+    """The loop starts the clock and checks it before each call: move the clock
+    (relative to where evaluate() started it) past max_seconds and the run ends."""
+    driver = LoopDriver(gitreins, Caps(max_seconds=5, max_input_tokens=10**6), criteria=1)
+    try:
+        assert isinstance(driver.start(), Called)
+        driver.cap.start_time -= 10.0  # 10 s pass
+        obs = driver.answer(Answer(prompt=1, writes=(None,)))
+        assert isinstance(obs, Finished) and ended_reason(obs.verdict) == "cap", (
+            f"B4: 10 s into a 5 s budget the loop went on: {obs!r:.200}"
+        )
+    finally:
+        driver.close()
+
+
+@pytest.mark.properties("V4")
+def test_v4_progress_is_per_run(gitreins: GitreinsModules) -> None:
+    """An evaluator reused for a second task lists only what that run verified."""
+    caps = Caps(max_input_tokens=10**6)
+    driver = LoopDriver(gitreins, caps, criteria=2)
+    try:
+        driver.start()
+        driver.answer(Answer(prompt=1, writes=("verified_0",)))
+        assert isinstance(driver.answer(Answer(prompt=1)), Finished)
+        second = driver.rerun(caps)
+        assert isinstance(second, Called)
+        obs = driver.fail(FAILURES["http-400"])  # compacts
+        assert isinstance(obs, Called) and is_compacted(obs.messages)
+        verified, _ = progress_lists(obs.messages[1]["content"], driver.criteria)
+        assert verified == set(), f"V4: the second run lists {sorted(verified)} as verified"
+    finally:
+        driver.close()
