@@ -81,14 +81,21 @@ def test_v1_cache_tokens_count_toward_the_valve(gitreins: GitreinsModules) -> No
 
 
 @pytest.mark.properties("B4")
-def test_b4_time_cap_in_the_loop(gitreins: GitreinsModules) -> None:
-    """The loop starts the clock and checks it before each call: move the clock
-    (relative to where evaluate() started it) past max_seconds and the run ends."""
+@pytest.mark.parametrize("then", ["answer", "context-error"])
+def test_b4_time_cap_in_the_loop(gitreins: GitreinsModules, then: str) -> None:
+    """The loop starts the clock and checks it: 10 s pass (the clock moved
+    relative to where evaluate() started it) in a 5 s budget while the LLM
+    works, and the run ends with the time cap — after an answer (checked when
+    the call is recorded) or after a context error (checked at the top of the
+    loop, after the compaction)."""
     driver = LoopDriver(gitreins, Caps(max_seconds=5, max_input_tokens=10**6), criteria=1)
     try:
         assert isinstance(driver.start(), Called)
-        driver.cap.start_time -= 10.0  # 10 s pass
-        obs = driver.answer(Answer(prompt=1, writes=(None,)))
+        driver.cap.start_time -= 10.0
+        if then == "answer":
+            obs = driver.answer(Answer(prompt=1, writes=(None,)))
+        else:
+            obs = driver.fail(FAILURES["http-400"])
         assert isinstance(obs, Finished) and ended_reason(obs.verdict) == "cap", (
             f"B4: 10 s into a 5 s budget the loop went on: {obs!r:.200}"
         )
