@@ -8,6 +8,9 @@ one below and one above it on purpose.
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -64,6 +67,22 @@ caps_strategy = st.builds(
 )
 
 
+T0 = 1_800_000_000.0  # the moment the target's clock starts (any fixed wall time)
+
+
+@contextlib.contextmanager
+def clock_at(now: float) -> Iterator[None]:
+    """Inject the clock: the target reads the wall clock through ``time.time``
+    (the standard library, not gitreins internals); during one call it reads
+    ``now``, so B4's boundary (elapsed == max_seconds) is exact."""
+    real = time.time
+    time.time = lambda: now
+    try:
+        yield
+    finally:
+        time.time = real
+
+
 def near(data: st.DataObject, used: int, cap: int, label: str) -> int:
     """A token count that puts the meter at the cap, one off, or anywhere."""
     if cap > 0 and used < cap and data.draw(st.booleans(), label=f"{label}_aim"):
@@ -85,14 +104,15 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             self.elapsed = 0.0
             if started:
                 self.model = self.model.start()
-                self.target.start()
+                with clock_at(T0):
+                    self.target.start()
 
         def _move_clock(self, elapsed: float) -> None:
-            # B4 through the public start_time, moved relative to where the
-            # target's own start() put it: the target sees `elapsed` plus 1 ms
-            # per move plus the real time the steps take (never less).
-            self.target.start_time -= (elapsed - self.elapsed) + 0.001
             self.elapsed = elapsed
+
+        def now(self) -> Any:
+            """The wall clock the target reads, at exactly ``elapsed`` (B4)."""
+            return clock_at(T0 + self.elapsed)
 
         @rule(data=st.data())
         def llm_call(self, data: st.DataObject) -> None:
@@ -108,22 +128,27 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 cache_write=cache_write,
                 elapsed=self.elapsed,
             )
-            message = self.target.record_llm_call(
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                cache_read_tokens=cache_read,
-                cache_write_tokens=cache_write,
-            )
+            with self.now():
+                message = self.target.record_llm_call(
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                    cache_read_tokens=cache_read,
+                    cache_write_tokens=cache_write,
+                )
             check_report("B2/B3", message, expected)
 
         @rule()
         def tool_call(self) -> None:
             self.model, expected = self.model.tool_call(elapsed=self.elapsed)
-            check_report("B3", self.target.record_tool_call(), expected)
+            with self.now():
+                message = self.target.record_tool_call()
+            check_report("B3", message, expected)
 
         @rule()
         def check(self) -> None:
-            check_report("B2/B4", self.target.check(), self.model.hard_caps(self.elapsed))
+            with self.now():
+                message = self.target.check()
+            check_report("B2/B4", message, self.model.hard_caps(self.elapsed))
 
         @precondition(lambda self: self.model.started)
         @rule(to=st.sampled_from(["below", "at", "past", "anywhere"]))
