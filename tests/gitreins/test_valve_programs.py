@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.gitreins, pytest.mark.properties("V5", "V6")]
 CONFIG = ValveConfig(caps=Caps(max_input_tokens=10**6), ratio=0.9, criteria=2)
 FAILURES = {
     "http-400": Failure("context_length_exceeded", status=400),
+    "http-400-plain": Failure("Bad Request", status=400),  # no keyword: the status decides
     "http-413": Failure("Payload Too Large", status=413),
     "http-429": Failure("Too Many Requests", status=429),
     "http-500": Failure("Internal Server Error", status=500),
@@ -120,3 +121,15 @@ def test_v4_progress_is_per_run(gitreins: GitreinsModules) -> None:
         assert verified == set(), f"V4: the second run lists {sorted(verified)} as verified"
     finally:
         driver.close()
+
+
+@pytest.mark.properties("B3")
+def test_b3_cap_reached_in_a_tool_call(gitreins: GitreinsModules) -> None:
+    """The iteration credit reaches the cap during the tool calls of one answer
+    (nothing verified): the run ends with the cap, and no verdict is lost."""
+    cfg = ValveConfig(caps=Caps(max_iterations=2, tool_call_weight=1.0, max_input_tokens=10**6))
+    model = Valve.start(cfg).answer(Answer(prompt=1, writes=(None, None, None)))
+    seen = replay(gitreins, cfg.caps, steps=[Answer(prompt=1, writes=(None, None, None))])
+    assert same(model.pending, seen[-1]), (
+        f"B3: the model says {model.pending!r}, got {seen[-1]!r:.200}"
+    )
