@@ -62,9 +62,14 @@ def _legacy_parts(section: dict[str, Any]) -> tuple[list[str], str]:
 
 
 def _token_texts(section: dict[str, Any]) -> list[str]:
+    env = section.get("env", {})
+    from_env = [
+        env[k] for k in ("GITREINS_MAX_INPUT_TOKENS", "GITREINS_MAX_OUTPUT_TOKENS") if k in env
+    ]
     if "cap" in section:
-        return _legacy_parts(section)[0]
-    return [str(section[k]) for k in ("max_input_tokens", "max_output_tokens") if k in section]
+        return _legacy_parts(section)[0] + from_env
+    keys = [str(section[k]) for k in ("max_input_tokens", "max_output_tokens") if k in section]
+    return keys + from_env
 
 
 def _float_short(text: str) -> bool:
@@ -77,10 +82,12 @@ def _float_short(text: str) -> bool:
 
 
 def _time_text(section: dict[str, Any]) -> str:
-    """The time text of a config ``evaluator:`` section (individual key or legacy string)."""
+    """The time texts of a config ``evaluator:`` section (individual key or legacy
+    string) and of its GITREINS_MAX_TIME override, joined."""
+    env_time = str(section.get("env", {}).get("GITREINS_MAX_TIME", ""))
     if "cap" in section:
-        return _legacy_parts(section)[1]
-    return str(section.get("max_time", ""))
+        return _legacy_parts(section)[1] + " " + env_time
+    return str(section.get("max_time", "")) + " " + env_time
 
 
 FINDINGS: list[Finding] = [

@@ -91,12 +91,18 @@ def _caps_child(root: str, sections: list[dict[str, Any]]) -> list[dict[str, Any
     for section in sections:
         with tempfile.TemporaryDirectory(prefix="ctxaudit-caps-") as tmp:
             (Path(tmp) / ".gitreins").mkdir()
+            section = dict(section)
+            env = section.pop("env", {})  # GITREINS_MAX_* overrides, set for this case only
             (Path(tmp) / ".gitreins" / "config.yaml").write_text(json.dumps({"evaluator": section}))
+            os.environ.update(env)
             try:
                 cap = mods.evaluator.AgenticEvaluator(ScriptedLLM(), workdir=tmp).eval_cap
             except Exception as exc:  # noqa: BLE001 - reported as the case's result
                 out.append({"error": repr(exc)[:300]})
                 continue
+            finally:
+                for name in env:
+                    os.environ.pop(name, None)
             fields = (
                 "max_iterations",
                 "max_seconds",

@@ -70,6 +70,15 @@ def sections(draw: st.DrawFn) -> dict[str, Any]:
         )
     if draw(st.booleans(), label="has_tool_call_weight"):
         section["tool_call_weight"] = draw(st.sampled_from([0.1, 0.25, 1, 0.05]), label="weight")
+    if draw(st.booleans(), label="has_env"):
+        env = {}
+        for name, text in (("GITREINS_MAX_TIME", time_text()),
+                           ("GITREINS_MAX_INPUT_TOKENS", token_text()),
+                           ("GITREINS_MAX_OUTPUT_TOKENS", token_text()),
+                           ("GITREINS_MAX_ITERATIONS", st.integers(-1, 300).map(str))):  # fmt: skip
+            if draw(st.booleans(), label=f"has_{name}"):
+                env[name] = draw(text, label=name)
+        section["env"] = env
     if draw(st.booleans(), label="int_tokens"):
         section["max_input_tokens"] = draw(st.integers(1, 10**7), label="max_input_tokens_int")
     return section
@@ -80,6 +89,7 @@ def expected(section: dict[str, Any]) -> dict[str, float]:
         named = parse_legacy(section["cap"])
         return {"cap": None} if named is None else named  # type: ignore[dict-item]
     want: dict[str, float] = {}
+    env = section.get("env", {})
     if "tool_call_weight" in section:
         want["tool_call_weight"] = float(section["tool_call_weight"])
     if "max_iterations" in section:
@@ -89,6 +99,14 @@ def expected(section: dict[str, Any]) -> dict[str, float]:
     for key in ("max_input_tokens", "max_output_tokens"):
         if key in section:
             want[key] = parse_tokens(str(section[key]))  # type: ignore[assignment]
+    # the environment wins over config.yaml (the gitreins docs: GITREINS_MAX_*)
+    if "GITREINS_MAX_TIME" in env:
+        want["max_seconds"] = parse_seconds(env["GITREINS_MAX_TIME"])  # type: ignore[assignment]
+    for key in ("max_input_tokens", "max_output_tokens"):
+        if f"GITREINS_{key.upper()}" in env:
+            want[key] = parse_tokens(env[f"GITREINS_{key.upper()}"])  # type: ignore[assignment]
+    if "GITREINS_MAX_ITERATIONS" in env:
+        want["max_iterations"] = parse_iterations(env["GITREINS_MAX_ITERATIONS"])  # type: ignore[assignment]
     return want
 
 
@@ -118,6 +136,15 @@ def cases_per_example() -> int:
     + [{"cap": f"9/4{unit}/8k/6k"} for unit in TIME_UNITS]
 )
 @example(batch=[{"cap": c} for c in LEGACY_FORMS])
+@example(  # each environment override alone, over a config value it replaces
+    batch=[
+        {"max_time": "10m", "env": {"GITREINS_MAX_TIME": "2h"}},
+        {"max_input_tokens": "5k", "env": {"GITREINS_MAX_INPUT_TOKENS": "300k"}},
+        {"max_output_tokens": "5k", "env": {"GITREINS_MAX_OUTPUT_TOKENS": "7k"}},
+        {"max_iterations": 50, "env": {"GITREINS_MAX_ITERATIONS": "20"}},
+        {"max_iterations": 50, "env": {"GITREINS_MAX_ITERATIONS": "0"}},
+    ]
+)
 @example(  # individual keys: numbers and their text, each alone
     batch=[{"max_iterations": v} for v in (50, -1, 0, 2.5, "40", "unlimited")]
     + [{"tool_call_weight": w} for w in (0.25, 1)]
