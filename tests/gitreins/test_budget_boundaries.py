@@ -46,3 +46,15 @@ def test_at_the_cap(gitreins: GitreinsModules, field: str, offset: int) -> None:
     """The meter (or clock) one below, at and one past a cap of 10."""
     elapsed = 10.0 + offset if field == "max_seconds" else 0.0
     run(gitreins, Caps(**{field: 10}), elapsed=elapsed, calls=1, tokens=10 + offset)
+
+
+@pytest.mark.properties("B4")
+def test_clock_not_started_reports_no_time_cap(gitreins: GitreinsModules) -> None:
+    """B4 applies once the clock is started; before, no time has been spent."""
+    target: Any = gitreins.eval_cap.EvalCap(max_seconds=5.0)
+    model = Budget(Caps(max_seconds=5.0))
+    check_report("B4", target.check(), model.hard_caps(elapsed=10.0))
+    model, expected = model.llm_call(
+        prompt=1, completion=1, cache_read=0, cache_write=0, elapsed=10.0
+    )
+    check_report("B4", target.record_llm_call(1, 1), expected)
