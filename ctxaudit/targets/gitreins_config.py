@@ -36,11 +36,12 @@ class ConfigResult:
     warnings: list[str]
 
 
-def run_case(root: Path, raw: Any, max_input_tokens: int, first: int) -> ConfigResult:
-    case = json.dumps({"raw": raw, "max_input_tokens": max_input_tokens, "first": first})
+def _child_run(args: list[str]) -> tuple[Any, str | None]:
+    """Run this module as a memory-limited child (without GITREINS_* from our
+    environment); return its RESULT payload, or why it gave none."""
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "ctxaudit.targets.gitreins_config", str(root), case],
+            [sys.executable, "-m", "ctxaudit.targets.gitreins_config", *args],
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
@@ -48,35 +49,30 @@ def run_case(root: Path, raw: Any, max_input_tokens: int, first: int) -> ConfigR
             env={k: v for k, v in os.environ.items() if not k.startswith("GITREINS_")},
         )
     except subprocess.TimeoutExpired:
-        return ConfigResult(None, [], f"killed: no answer within {TIMEOUT:.0f}s", [])
+        return None, f"killed: no answer within {TIMEOUT:.0f}s"
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        return ConfigResult(None, [], f"killed: exit {proc.returncode}: {tail}", [])
-    return ConfigResult(**json.loads(lines[-1].removeprefix("RESULT ")))
+        return None, f"killed: exit {proc.returncode}: {tail}"
+    return json.loads(lines[-1].removeprefix("RESULT ")), None
+
+
+def run_case(root: Path, raw: Any, max_input_tokens: int, first: int) -> ConfigResult:
+    case = json.dumps({"raw": raw, "max_input_tokens": max_input_tokens, "first": first})
+    payload, why = _child_run([str(root), case])
+    if why is not None:
+        return ConfigResult(None, [], why, [])
+    return ConfigResult(**payload)
 
 
 def run_caps(root: Path, evaluator_sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """B6: the caps gitreins reads from each ``evaluator:`` section of a
     ``.gitreins/config.yaml``, in one memory-limited child. Each result has the
     EvalCap fields, or ``{"error": ...}``; a child that dies fails them all."""
-    payload = json.dumps(evaluator_sections)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "ctxaudit.targets.gitreins_config", str(root), "caps", payload],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-            env={k: v for k, v in os.environ.items() if not k.startswith("GITREINS_")},
-        )
-    except subprocess.TimeoutExpired:
-        return [{"error": f"killed: no answer within {TIMEOUT:.0f}s"}] * len(evaluator_sections)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        return [{"error": f"killed: exit {proc.returncode}: {tail}"}] * len(evaluator_sections)
-    result: list[dict[str, Any]] = json.loads(lines[-1].removeprefix("RESULT "))
+    payload, why = _child_run([str(root), "caps", json.dumps(evaluator_sections)])
+    if why is not None:
+        return [{"error": why}] * len(evaluator_sections)
+    result: list[dict[str, Any]] = payload
     return result
 
 
