@@ -102,6 +102,8 @@ class MutationSummary:
     gate_failures: int
     json_path: Path
     md_path: Path | None
+    #: the same mutants against the target's own tests (mutation.json config.peer)
+    peer: dict[str, Any] | None = None
 
 
 @dataclass
@@ -364,6 +366,7 @@ def load_mutation(path: Path) -> MutationSummary:
         gate_failures=len(gate.get("failures") or []),
         json_path=path,
         md_path=md if md.exists() else None,
+        peer=(mte.get("config") or {}).get("peer") or None,
     )
 
 
@@ -534,6 +537,33 @@ def _score_md(v: VersionReport, kind: str) -> str:
     return "–" if ks is None else f"{_pct(ks.score)} ({ks.detected}/{ks.total - ks.equivalent})"
 
 
+_SHORT_KIND = {"removed-write": "rw", "wrong-comparison": "wc", "other": "other"}
+
+
+def _peer_md(v: VersionReport) -> str:
+    """The peer suite's score on the same mutants: all kinds, then per kind."""
+    peer = v.mutation.peer if v.mutation else None
+    if not peer:
+        return "–"
+    if "total" not in peer:
+        return f"not run: {peer.get('error') or '?'}"
+    t = peer["total"]
+    per = ", ".join(
+        f"{_SHORT_KIND.get(k, k)} {_ratio(r['peer'], r['mutants'])}"
+        for k, r in peer["by_kind"].items()
+    )
+    overall = _ratio(t["peer"], t["mutants"])
+    return f"{overall} ({t['peer']}/{t['mutants']}; {per})"
+
+
+def _ratio(a: int, b: int) -> str:
+    return _pct(100.0 * a / b if b else None)
+
+
+def _has_peer(m: Matrix, target: str) -> bool:
+    return any(v.mutation and v.mutation.peer for v in m.of(target))
+
+
 def _kinds(m: Matrix, target: str) -> list[str]:
     seen: dict[str, None] = {}
     for v in m.of(target):
@@ -580,6 +610,12 @@ def to_markdown(m: Matrix, out_dir: Path) -> str:
         for kind in _kinds(m, t):
             lines.append(
                 f"| mutation score: {kind} | " + " | ".join(_score_md(v, kind) for v in vs) + " |"
+            )
+        if _has_peer(m, t):
+            lines.append(
+                f"| same mutants, {t}'s own tests | "
+                + " | ".join(_md_cell(_peer_md(v)) for v in vs)
+                + " |"
             )
         lines.append("| reports | " + " | ".join(_report_links_md(v, out_dir) for v in vs) + " |")
         lines.append("")
@@ -853,6 +889,12 @@ def _grid_html(m: Matrix, t: str, out_dir: Path) -> list[str]:
         out.append(
             f'<tr><th scope="row">mutation score: {_e(kind)}</th>'
             + "".join(f'<td class="c">{_e(_score_md(v, kind))}</td>' for v in vs)
+            + "</tr>"
+        )
+    if _has_peer(m, t):
+        out.append(
+            f'<tr><th scope="row">same mutants, {_e(t)}\'s own tests</th>'
+            + "".join(f'<td class="c small">{_e(_peer_md(v))}</td>' for v in vs)
             + "</tr>"
         )
     out.append(

@@ -13,8 +13,12 @@ Python API (what ``ctxaudit audit`` calls)::
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import json
+import os
 import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -98,6 +102,8 @@ def run(
     recheck: str = "gated",
     coverage: bool = True,
     other_sample: float = 1.0,
+    peer: bool = False,
+    only: Sequence[str] = (),
 ) -> MutationResult:
     """Mutate ``target``, run its suite against every mutant, write reports into ``out_dir``.
 
@@ -106,6 +112,9 @@ def run(
     ``other_sample`` < 1 runs only that fraction of the ``other`` mutants (chosen by a
     hash of their id, so the same ones every time); removed-write, wrong-comparison and
     catalogued mutants always all run.
+    ``peer=True`` also runs the same mutants against the target's own test suite (for
+    gitreins: the tests of its sdist, see ``[gitreins.peer]`` in targets.toml) and reports
+    both side by side; the peer's result never decides the gate.
     """
     if not 0.0 < other_sample <= 1.0:
         raise MutationError(f"bad other_sample {other_sample}: need 0 < f <= 1")
@@ -126,7 +135,13 @@ def run(
     planned = [m for m in plan.mutants if engine.sampled(m, other_sample)]
     unsampled = len(plan.mutants) - len(planned)
     selected = [m for m in planned if engine.shard_of(m.id, n) == i - 1]
-    work = engine.WORK / f"{target}-{version}-{i}of{n}"
+    if only:
+        selected = [m for m in selected if any(fnmatch.fnmatchcase(m.id, p) for p in only)]
+        if not selected:
+            raise MutationError(f"no mutant id matches {' or '.join(only)}")
+    # one work folder per run, so two runs of the same target never share one; it is
+    # removed after a run that finished (kept on an error, or with CTXAUDIT_KEEP_WORK=1)
+    work = engine.WORK / f"{target}-{version}-{i}of{n}.{os.getpid()}"
     modules = engine.write_work_tree(plan, {m.id for m in selected}, work, copy_dir)
     setup = time.monotonic() - t0
     if progress:
@@ -144,6 +159,11 @@ def run(
     if selected:
         baseline = engine.run_worker(
             plan, cfg, selected, work, tests_arg, jobs, recheck, progress, modules
+        )
+    peer_doc = None
+    if peer and selected:
+        peer_doc = _run_peer(
+            target, tree_or_spec, plan, cfg, selected, work, modules, jobs, progress
         )
     cov = None
     if coverage and i == 1:
@@ -163,6 +183,7 @@ def run(
         "total_mutants": len(planned),
         "other_sample": other_sample,
         "other_not_sampled": unsampled,
+        "only": list(only),
         "plan_digest": plan.digest,
         "sources": {p: fp.source for p, fp in plan.files.items()},
         "mutants": [engine.mutant_to_json(m) for m in selected],
@@ -171,6 +192,7 @@ def run(
         "not_applicable": plan.not_applicable,
         "excluded": plan.excluded,
         "deselected": [list(d) for d in cfg.deselect],
+        "peer": peer_doc,
         "timings": {
             "setup": setup,
             "baseline": baseline.get("seconds", 0.0),
@@ -178,6 +200,8 @@ def run(
             "total": elapsed,
         },
     }
+    if not os.environ.get("CTXAUDIT_KEEP_WORK"):
+        shutil.rmtree(work, ignore_errors=True)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if shard is not None:
@@ -200,20 +224,128 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
     timings["total"] = max(d["timings"].get("total", 0.0) for d in docs)
     timings["cpu_total"] = sum(d["timings"].get("total", 0.0) for d in docs)
     cov = next((d["coverage"] for d in docs if d.get("coverage")), None)
+    peers = [d["peer"] for d in docs if d.get("peer")]
     failing = sorted({t for d in docs for t in d.get("baseline", {}).get("failing", [])})
     final = {
         **{
             k: first[k]
             for k in ("target", "version", "root", "sources", "not_applicable", "excluded")
         },
+        # the same in every shard of one plan
+        **{
+            k: first.get(k)
+            for k in ("other_sample", "other_not_sampled", "only", "deselected")
+            if first.get(k) is not None
+        },
         "mutants": mutants,
         "coverage": cov,
         "timings": timings,
         "baseline": {"failing": failing},
         "shards": len(docs),
+        "peer": _merge_peer(peers) if peers else None,
     }
     equivalents = engine.load_equivalents(target=first["target"])
     return report.apply_gate(final, equivalents)
+
+
+def _run_peer(
+    target: str,
+    tree_or_spec: str | None,
+    plan: engine.Plan,
+    cfg: Any,
+    selected: list[engine.Mutant],
+    work: Path,
+    modules: list[str],
+    jobs: int,
+    progress: Callable[[dict[str, Any]], None] | None,
+) -> dict[str, Any]:
+    """The same mutants against the target's own tests. Never raises: errors are reported."""
+    if cfg.peer is None:
+        return {"error": f"no peer suite is configured for {target} in mutation/targets.toml"}
+    t0 = time.monotonic()
+    try:
+        suite = _peer_suite(target, tree_or_spec, cfg)
+    except MutationError as exc:
+        return {"name": cfg.peer.name, "error": str(exc)}
+    doc: dict[str, Any] = {
+        "name": suite.name,
+        "root": suite.root,
+        "tests": [str(Path(t).relative_to(suite.root)) for t in suite.tests],
+        "selection_reason": suite.selection_reason,
+        "deselected": [list(d) for d in suite.deselect],
+    }
+    if progress:
+        progress({"event": "peer", "suite": suite.name, "tests": len(suite.tests)})
+    clones = [
+        dataclasses.replace(
+            m, status="pending", second_status=None, killed_by=None, reason="", seconds=0.0
+        )
+        for m in selected
+    ]
+    try:
+        base = engine.run_worker(
+            plan, cfg, clones, work, "", jobs, "none", progress, modules, suite=suite
+        )
+    except MutationError as exc:
+        doc["error"] = str(exc)
+        return doc
+    doc["baseline"] = {
+        "tests": base.get("tests", 0),
+        "failing": base.get("failing", []),
+        "functions_reached": base.get("functions_reached", []),
+    }
+    doc["timings"] = {
+        "baseline": base.get("seconds", 0.0),
+        "mutation": base.get("mutation_seconds", 0.0) - base.get("seconds", 0.0),
+        "total": time.monotonic() - t0,
+    }
+    doc["results"] = {m.id: [m.status, m.killed_by] for m in clones}
+    return doc
+
+
+def _peer_suite(target: str, tree_or_spec: str | None, cfg: Any) -> engine.PeerRun:
+    if target != "gitreins":
+        raise MutationError(f"no peer suite for {target}")
+    from ctxaudit.targets.gitreins import TargetError, resolve
+    from ctxaudit.targets.gitreins_sdist import tests_root
+
+    try:
+        root = tests_root(resolve(tree_or_spec or ""))
+    except TargetError as exc:
+        raise MutationError(str(exc)) from None
+    peer = cfg.peer
+    files = sorted(
+        str(p)
+        for p in (root / "tests").glob("test_*.py")
+        if peer.tests_matching.search(p.read_text(errors="replace"))
+    )
+    if not files:
+        raise MutationError(f"{peer.name}: no test file under {root / 'tests'} matches")
+    return engine.PeerRun(
+        name=peer.name,
+        root=str(root),
+        tests=tuple(files),
+        pytest_args=tuple(a.replace("{peer}", str(root)) for a in peer.pytest_args),
+        deselect=peer.deselect,
+        sys_path=(str(root),),
+        selection_reason=peer.selection_reason,
+    )
+
+
+def _merge_peer(peers: list[dict[str, Any]]) -> dict[str, Any]:
+    first = dict(peers[0])
+    errors = [p["error"] for p in peers if p.get("error")]
+    if errors:
+        first["error"] = errors[0]
+    results: dict[str, Any] = {}
+    for p in peers:
+        results.update(p.get("results", {}))
+    first["results"] = results
+    first["timings"] = {
+        k: sum(p.get("timings", {}).get(k, 0.0) for p in peers)
+        for k in ("baseline", "mutation", "total")
+    }
+    return first
 
 
 def _result(doc: dict[str, Any], js: Path | None, md: Path | None) -> MutationResult:

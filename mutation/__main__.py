@@ -29,7 +29,17 @@ def _shard(text: str) -> tuple[int, int]:
 
 def _progress(rec: dict[str, Any]) -> None:
     ev = rec.get("event")
-    if ev == "plan":
+    if rec.get("suite") == "peer":
+        if ev == "baseline":
+            print(
+                f"mutation: peer baseline {rec['tests']} tests in {rec['seconds']:.1f} s "
+                f"({len(rec.get('failing', []))} fail unmutated and are left out)",
+                file=sys.stderr,
+            )
+        return
+    if ev == "peer":
+        print(f"mutation: peer suite {rec['suite']}: {rec['tests']} test files", file=sys.stderr)
+    elif ev == "plan":
         print(
             f"mutation: {rec['target']} {rec['version']}: {rec['mutants']} of {rec['all']} mutants",
             file=sys.stderr,
@@ -61,6 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="F",
         help="run only this deterministic fraction of the 'other' mutants (default 1)",
     )
+    r.add_argument(
+        "--peer",
+        action="store_true",
+        help="also run the same mutants against the target's own tests (gitreins: its "
+        "sdist's tests/) and report both scores and times side by side; never gated",
+    )
+    r.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only the mutants whose id matches (fnmatch; repeatable), e.g. to rerun one",
+    )
     r.add_argument("-q", "--quiet", action="store_true")
     m = sub.add_parser("merge", help="combine shard results into one report and gate")
     m.add_argument("paths", nargs="+", type=Path)
@@ -87,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                 recheck=a.recheck,
                 coverage=not a.no_coverage,
                 other_sample=a.other_sample,
+                peer=a.peer,
+                only=a.only,
             )
         else:
             res = merge(a.paths, a.out)

@@ -7,6 +7,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 TARGETS_FILE = HERE / "targets.toml"
@@ -31,6 +32,19 @@ class FunctionExclusion:
 
 
 @dataclass(frozen=True)
+class PeerSuite:
+    """The target's own tests, run against the same mutants for comparison (not gated)."""
+
+    name: str
+    #: a test file is selected when its text matches this regex
+    tests_matching: re.Pattern[str]
+    #: ``{peer}`` is replaced by the folder that holds the suite's ``tests/``
+    pytest_args: tuple[str, ...]
+    deselect: tuple[tuple[str, str], ...] = ()
+    selection_reason: str = ""
+
+
+@dataclass(frozen=True)
 class TargetConfig:
     name: str
     package: str
@@ -47,6 +61,7 @@ class TargetConfig:
     #: (function globs, test node id prefixes, reason): tests that reach these
     #: functions in a subprocess, where the baseline's function coverage cannot see it
     subprocess_tests: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
+    peer: PeerSuite | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     def source_files(self, root: Path) -> list[str]:
@@ -108,10 +123,21 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                     (tuple(d["functions"]), tuple(d["tests"]), _reason(d, name))
                     for d in t.get("subprocess_tests", ())
                 ),
+                peer=_peer(t["peer"], name) if "peer" in t else None,
             )
         except (KeyError, TypeError, re.error) as exc:
             raise ConfigError(f"{path}: target {name!r}: bad or missing {exc}") from None
     return out
+
+
+def _peer(p: dict[str, Any], target: str) -> PeerSuite:
+    return PeerSuite(
+        name=str(p["name"]),
+        tests_matching=re.compile(str(p["tests_matching"]), re.M),
+        pytest_args=tuple(str(a) for a in p.get("pytest_args", ())),
+        deselect=tuple((d["test"], _reason(d, target)) for d in p.get("deselect", ())),
+        selection_reason=_reason({"reason": p.get("selection_reason", "")}, target),
+    )
 
 
 def _reason(entry: dict[str, str], target: str) -> str:

@@ -82,6 +82,19 @@ class Mutant:
     diff: str = ""
 
 
+@dataclass(frozen=True)
+class PeerRun:
+    """A peer test suite resolved for one run: absolute test files and pytest arguments."""
+
+    name: str
+    root: str
+    tests: tuple[str, ...]
+    pytest_args: tuple[str, ...]
+    deselect: tuple[tuple[str, str], ...]
+    sys_path: tuple[str, ...]
+    selection_reason: str
+
+
 @dataclass
 class FilePlan:
     path: str
@@ -368,31 +381,48 @@ def run_worker(
     progress: Progress | None,
     modules: list[str],
     timeout_constant: float = TIMEOUT_CONSTANT,
+    *,
+    suite: PeerRun | None = None,
 ) -> dict[str, Any]:
-    """Run the worker on the work copy; fills in each mutant's status. Returns baseline info."""
+    """Run the worker on the work copy; fills in each mutant's status. Returns baseline info.
+
+    ``suite`` runs another test suite (a peer's) instead of the target's configured tests.
+    """
     rfd, wfd = os.pipe()
-    plan_file = work / "plan.json"
+    tag = "peer-" if suite else ""
+    plan_file = work / f"{tag}plan.json"
+    tests = list(suite.tests) if suite else list(cfg.tests)
+    pytest_args = (
+        list(suite.pytest_args)
+        if suite
+        else [a.replace("{tree}", tests_root_arg) for a in cfg.pytest_args]
+    )
+    deselect = [t for t, _r in (suite.deselect if suite else cfg.deselect)]
     plan_file.write_text(
         json.dumps(
             {
                 "tree": str(work / "tree"),
                 "package": cfg.package,
-                "tests": list(cfg.tests),
-                "pytest_args": [a.replace("{tree}", tests_root_arg) for a in cfg.pytest_args],
+                "tests": tests,
+                "pytest_args": pytest_args,
+                "sys_path": list(suite.sys_path) if suite else [],
+                "allow_unreached": suite is not None,
                 "modules": sorted(set(modules) | set(cfg.preload)),
                 "preload": list(cfg.preload),
-                "deselect": [test for test, _reason in cfg.deselect],
+                "deselect": deselect,
                 "mutants": [
                     {
                         "id": m.id,
                         "name": m.mutmut_name,
                         "function_key": m.function_key,
                         "gated": m.kind in GATED_KINDS or m.catalogue is not None,
-                        "also_tests": [
+                        "also_tests": []
+                        if suite
+                        else [
                             t
-                            for funcs, tests, _r in cfg.subprocess_tests
+                            for funcs, sub_tests, _r in cfg.subprocess_tests
                             if any(fnmatch.fnmatchcase(m.function, f) for f in funcs)
-                            for t in tests
+                            for t in sub_tests
                         ],
                     }
                     for m in mutants
@@ -409,7 +439,7 @@ def run_worker(
     env = dict(os.environ)
     env["CTXAUDIT_PROFILE"] = "mutation"
     env.pop("MUTANT_UNDER_TEST", None)
-    log = (work / "worker.log").open("w")
+    log = (work / f"{tag}worker.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "mutation.worker", str(plan_file)],
         cwd=REPO,
@@ -421,7 +451,7 @@ def run_worker(
     os.close(wfd)
     by_id = {m.id: m for m in mutants}
     baseline: dict[str, Any] = {}
-    with os.fdopen(rfd) as results, (work / "results.jsonl").open("w", buffering=1) as keep:
+    with os.fdopen(rfd) as results, (work / f"{tag}results.jsonl").open("w", buffering=1) as keep:
         for line in results:
             keep.write(line)
             rec = json.loads(line)
@@ -441,14 +471,14 @@ def run_worker(
             elif rec["event"] == "done":
                 baseline["mutation_seconds"] = rec["seconds"]
             if progress is not None:
-                progress(rec)
+                progress({**rec, "suite": "peer"} if suite else rec)
     code = proc.wait()
     log.close()
     if code != 0 or not baseline:
-        tail = (work / "worker.log").read_text(errors="replace").strip().splitlines()[-12:]
+        tail = (work / f"{tag}worker.log").read_text(errors="replace").strip().splitlines()[-12:]
         raise MutationError(
-            f"{plan.target}: the mutation worker failed (exit {code}); see {work / 'worker.log'}: "
-            + " | ".join(tail)
+            f"{plan.target}: the mutation worker failed (exit {code}); "
+            f"see {work / (tag + 'worker.log')}: " + " | ".join(tail)
         )
     for name, file in baseline.get("modules", {}).items():
         if file is not None and not Path(file).resolve().is_relative_to((work / "tree").resolve()):

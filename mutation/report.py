@@ -77,6 +77,48 @@ def summary(mutants: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]
     }
 
 
+def peer_summary(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """Our suite and the peer suite on the same mutants, per kind (None if no peer ran).
+
+    Mutants excused as equivalent for our suite are left out of both denominators; a
+    mutant the peer suite never reached counts as not detected, as for ours.
+    """
+    peer = doc.get("peer")
+    if not peer:
+        return None
+    if "results" not in peer:
+        return {"name": peer.get("name", "peer"), "error": peer.get("error", "did not run")}
+    results = peer["results"]
+    kinds: dict[str, dict[str, int]] = {}
+    ours_only: list[str] = []
+    theirs_only: list[str] = []
+    for m in doc["mutants"]:
+        if m["status"] == "equivalent" or m["id"] not in results:
+            continue
+        row = kinds.setdefault(m["kind"], {"mutants": 0, "ours": 0, "peer": 0})
+        row["mutants"] += 1
+        ours = m["status"] in DETECTED
+        theirs = results[m["id"]][0] in DETECTED
+        row["ours"] += ours
+        row["peer"] += theirs
+        if ours and not theirs:
+            ours_only.append(m["id"])
+        if theirs and not ours:
+            theirs_only.append(m["id"])
+    total = {k: sum(r[k] for r in kinds.values()) for k in ("mutants", "ours", "peer")}
+    return {
+        "name": peer["name"],
+        "by_kind": dict(sorted(kinds.items())),
+        "total": total,
+        "killed_only_by_ours": len(ours_only),
+        "killed_only_by_peer": theirs_only,
+        "timings": peer.get("timings", {}),
+        "baseline_tests": peer.get("baseline", {}).get("tests", 0),
+        "baseline_failing": len(peer.get("baseline", {}).get("failing", [])),
+        "error": peer.get("error"),
+    }
+
+
 def _framework() -> dict[str, Any]:
     deps = {}
     for name in ("mutmut", "libcst", "pytest", "hypothesis", "coverage"):
@@ -138,6 +180,7 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
             "by_kind": summary(doc["mutants"], "kind"),
             "branch_coverage": doc.get("coverage"),
             "shards": doc.get("shards", 1),
+            "peer": peer_summary(doc),
         },
     }
 
@@ -228,6 +271,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
             f"mutants ran ({doc['other_not_sampled']} not run)."
             if doc.get("other_not_sampled")
             else "All mutants in scope ran."
+        )
+        + (
+            f" Only the mutants matching {', '.join(doc['only'])} ran (--only)."
+            if doc.get("only")
+            else ""
         ),
         "",
         "## Score per kind",
@@ -314,16 +362,72 @@ def to_markdown(doc: dict[str, Any]) -> str:
     if base.get("failing"):
         lines += ["## Tests failing on the unmutated target (left out of the mutant runs)", ""]
         lines += [f"- `{t}`" for t in base["failing"]] + [""]
-    if doc.get("peer"):
-        lines += ["## Peer comparison: the same mutants against gitreins' own tests", ""]
-        lines += ["| suite | mutants | detected | score | seconds |", "|---|---|---|---|---|"]
-        for row in doc["peer"]:
-            lines.append(
-                f"| {row['suite']} | {row['mutants']} | {row['detected']} | {row['score']} "
-                f"| {row['seconds']:.0f} |"
-            )
-        lines.append("")
+    lines += _peer_markdown(doc)
     return "\n".join(lines) + "\n"
+
+
+def _peer_markdown(doc: dict[str, Any]) -> list[str]:
+    ps = peer_summary(doc)
+    if ps is None:
+        return []
+    peer = doc["peer"]
+    lines = [f"## Peer comparison: the same mutants against {ps['name']}", ""]
+    if "by_kind" not in ps:
+        return lines + [f"Not run: {ps['error']}", ""]
+    if ps.get("error"):
+        lines += [f"- error: {ps['error']}", ""]
+    base = peer.get("baseline", {})
+    lines += [
+        f"From `{peer['root']}`: {len(peer['tests'])} test files ({peer['selection_reason']}). "
+        f"{ps['baseline_tests']} tests collected; {ps['baseline_failing']} fail or error on the "
+        "unmutated tree and are left out of the mutant runs, as for our suite. The sdist ships "
+        "no `tests/conftest.py`, so tests that need its fixtures error.",
+        "",
+        "| kind | mutants | ctxaudit | score | gitreins' tests | score |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind, r in [*ps["by_kind"].items(), ("**all**", ps["total"])]:
+        lines.append(
+            f"| {kind} | {r['mutants']} | {r['ours']} | {_pct(r['ours'], r['mutants'])} | "
+            f"{r['peer']} | {_pct(r['peer'], r['mutants'])} |"
+        )
+    t, pt = doc.get("timings", {}), ps["timings"]
+    lines += [
+        "",
+        "| suite | baseline run | mutant runs | mutants/s |",
+        "|---|---|---|---|",
+        f"| ctxaudit | {t.get('baseline', 0.0):.1f} s | {t.get('mutation', 0.0):.0f} s | "
+        f"{_rate(len(peer['results']), t.get('mutation', 0.0))} |",
+        f"| gitreins' tests | {pt.get('baseline', 0.0):.1f} s | {pt.get('mutation', 0.0):.0f} s | "
+        f"{_rate(len(peer['results']), pt.get('mutation', 0.0))} |",
+        "",
+        f"Killed by ctxaudit and not by gitreins' tests: {ps['killed_only_by_ours']}. "
+        f"Killed by gitreins' tests and not by ctxaudit: {len(ps['killed_only_by_peer'])}"
+        + ("." if not ps["killed_only_by_peer"] else ":"),
+        "",
+    ]
+    by_id = {m["id"]: m for m in doc["mutants"]}
+    for mid in ps["killed_only_by_peer"]:
+        m = by_id[mid]
+        lines.append(
+            f"- `{mid}` ({m['kind']}): {m['original']} -> {m['replacement']}; "
+            f"killed by `{peer['results'][mid][1]}`"
+        )
+    if base.get("failing"):
+        lines += [
+            "",
+            f"<details><summary>{len(base['failing'])} peer tests left out (fail or error "
+            "unmutated)</summary>",
+            "",
+            *[f"- `{x}`" for x in base["failing"]],
+            "",
+            "</details>",
+        ]
+    return lines + [""]
+
+
+def _rate(n: int, seconds: float) -> str:
+    return f"{n / seconds:.1f}" if seconds > 0 else "-"
 
 
 def write_reports(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:

@@ -190,7 +190,7 @@ class Plugin:
                 },
             }
         )
-        if not by_function:
+        if not by_function and not plan.get("allow_unreached"):
             raise SystemExit(
                 "mutation worker: no test reached a mutated function - is the target "
                 "imported from the work copy?"
@@ -352,6 +352,10 @@ def main(argv: list[str]) -> int:
     with open(argv[0]) as f:
         plan = json.load(f)
     pin_package(plan["package"], plan["tree"])
+    # a peer suite's own packages (e.g. the sdist's gitreins/ beside engine/) come
+    # right after the pinned work copy, before site-packages
+    for extra in reversed(plan.get("sys_path", [])):
+        sys.path.insert(1, extra)
     import importlib
 
     for name in plan.get("preload", []):

@@ -119,3 +119,51 @@ def test_validator_catches_missing_fields():
     }
     errors = report.validate_mte(bad)
     assert any("mutatorName" in e for e in errors) and any("status" in e for e in errors)
+
+
+def test_peer_comparison_side_by_side(tmp_path: Path):
+    ms = [
+        m(1, "removed-write", "killed"),
+        m(2, "removed-write", "killed"),
+        m(3, "wrong-comparison", "killed"),
+        m(4, "other", "survived"),
+        m(5, "wrong-comparison", "survived"),  # listed equivalent: out of both denominators
+    ]
+    d = doc(ms)
+    d["peer"] = {
+        "name": "toy's own tests",
+        "root": "/peer",
+        "tests": ["tests/test_a.py"],
+        "selection_reason": "all",
+        "baseline": {"tests": 9, "failing": ["tests/test_a.py::test_gone"]},
+        "timings": {"baseline": 0.5, "mutation": 1.0, "total": 2.0},
+        "results": {
+            ms[0]["id"]: ["killed", "tests/test_a.py::t"],
+            ms[1]["id"]: ["survived", None],
+            ms[2]["id"]: ["no-coverage", None],
+            ms[3]["id"]: ["killed", "tests/test_a.py::t2"],
+            ms[4]["id"]: ["killed", "tests/test_a.py::t3"],
+        },
+    }
+    report.apply_gate(d, {ms[4]["id"]: "same behaviour"})
+    ps = report.peer_summary(d)
+    assert ps is not None
+    assert ps["by_kind"]["removed-write"] == {"mutants": 2, "ours": 2, "peer": 1}
+    assert ps["by_kind"]["wrong-comparison"] == {"mutants": 1, "ours": 1, "peer": 0}
+    assert ps["total"] == {"mutants": 4, "ours": 3, "peer": 2}
+    assert ps["killed_only_by_ours"] == 2
+    assert ps["killed_only_by_peer"] == [ms[3]["id"]]
+    js, md = report.write_reports(d, tmp_path)
+    assert json.loads(js.read_text())["config"]["peer"]["total"]["peer"] == 2
+    text = md.read_text()
+    assert "| removed-write | 2 | 2 | 100.0% | 1 | 50.0% |" in text
+    assert f"- `{ms[3]['id']}` (other)" in text and "tests/test_a.py::test_gone" in text
+
+
+def test_peer_that_could_not_run_is_reported_not_hidden(tmp_path: Path):
+    d = doc([m(1, "removed-write", "killed")])
+    d["peer"] = {"name": "toy's own tests", "error": "the index has no sdist for version 1"}
+    report.apply_gate(d, {})
+    assert d["gate"]["passed"]
+    _js, md = report.write_reports(d, tmp_path)
+    assert "Not run: the index has no sdist for version 1" in md.read_text()

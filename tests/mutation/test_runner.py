@@ -89,3 +89,58 @@ def test_runner_end_to_end(tmp_path: Path):
     )  # fmt: skip
     assert [m.status for m in wanted] == ["killed", "killed", "timeout", "no-coverage", "killed"]
     assert wanted[0].killed_by and wanted[0].killed_by.endswith("test_add")
+
+
+PEER_TESTS = """
+from toypkg.meter import Meter
+
+
+def test_add_counts():
+    m = Meter()
+    assert m.add(4) is False
+    assert m.total == 4
+"""
+
+
+def test_peer_suite_runs_the_same_mutants_with_other_tests(tmp_path: Path):
+    root = tmp_path / "src"
+    (root / "toypkg").mkdir(parents=True)
+    (root / "toypkg" / "__init__.py").write_text("")
+    (root / "toypkg" / "meter.py").write_text(textwrap.dedent(TOY))
+    peer_root = tmp_path / "peer"
+    (peer_root / "tests").mkdir(parents=True)
+    (peer_root / "tests" / "test_peer.py").write_text(PEER_TESTS)
+    (peer_root / "tests" / "test_broken.py").write_text("def test_needs(fixture_gone):\n    pass\n")
+    cfg = TargetConfig(
+        name="toy",
+        package="toypkg",
+        tests=("unused",),
+        pytest_args=(),
+        files=(("toypkg/*.py", ("*",)),),
+    )
+    (tmp_path / "none.toml").write_text("")
+    plan = engine.build_plan("toy", cfg, root, "0", catalogue_path=tmp_path / "none.toml")
+    by_key = {(m.function, m.kind, m.original, m.replacement): m for m in plan.mutants}
+    wanted = [
+        by_key[("Meter.add", "removed-write", "self.total += n", "pass")],
+        by_key[("Meter.add", "wrong-comparison", ">= 10", "> 10")],  # the peer test misses it
+        by_key[("countdown", "other", "n -= 1", "n += 1")],  # no peer test reaches it
+    ]
+    work = tmp_path / "work"
+    modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toypkg")
+    suite = engine.PeerRun(
+        name="toy's own tests",
+        root=str(peer_root),
+        tests=tuple(str(p) for p in sorted((peer_root / "tests").glob("test_*.py"))),
+        pytest_args=("-c", "/dev/null", "--rootdir", str(peer_root), "-p", "no:hypothesispytest"),
+        deselect=(),
+        sys_path=(str(peer_root),),
+        selection_reason="all",
+    )
+    base = engine.run_worker(
+        plan, cfg, wanted, work, "", jobs=2, recheck="none", progress=None,
+        modules=modules, timeout_constant=1.0, suite=suite,
+    )  # fmt: skip
+    assert [m.status for m in wanted] == ["killed", "survived", "no-coverage"]
+    assert base["failing"] == ["tests/test_broken.py::test_needs"]
+    assert (work / "peer-worker.log").exists() and (work / "peer-results.jsonl").exists()
