@@ -447,13 +447,48 @@ def previous_elapsed(out_root: Path, target: Target, profile: str) -> float | No
 
 
 def run_mutation(
-    target: Target, out_root: Path, ticker: Ticker | None = None, other_sample: float = 1.0
+    target: Target,
+    out_root: Path,
+    ticker: Ticker | None = None,
+    other_sample: float = 1.0,
+    peer: bool = True,
 ) -> tuple[int, str]:
-    """Run the mutation audit of one target version in its own process."""
+    """Run the mutation audit of one target version in its own process.
+
+    ``ticker`` gets "<phase> <done>/<total>, <elapsed>" while it runs; ``peer`` also
+    runs the same mutants against the target's own tests where it has some (gitreins).
+    """
     out = out_root / target.label
     cmd = [sys.executable, "-m", "mutation", "run", "--target", target.kind, "--out", str(out)]
-    cmd += ["--other-sample", str(other_sample)]
+    cmd += ["--other-sample", str(other_sample), "-q"]
     if target.kind == "gitreins":
         cmd += ["--gitreins", target.spec]
-    status, output, _ = run_with_ticker(cmd, dict(os.environ), ticker)
+        if peer:
+            cmd.append("--peer")
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
+        state = Path(tmp) / "progress.json"
+        cmd += ["--progress-file", str(state)]
+
+        started = time.monotonic()
+        phase_start: dict[str, float] = {}
+
+        def tick(elapsed: str) -> None:
+            if ticker is None:
+                return
+            try:
+                st = json.loads(state.read_text())
+            except (OSError, ValueError):
+                ticker(elapsed)
+                return
+            now = time.monotonic()
+            began = phase_start.setdefault(st["phase"], now)
+            text = f"{st['phase']}"
+            if st["phase"] not in ("baseline", "peer baseline"):
+                text += f" {st['done']}/{st['total']}"
+            if st["phase"] == "mutants" and st["done"] >= 10:
+                left = (now - began) / st["done"] * (st["total"] - st["done"])
+                text += f", ~{left:.0f} s left for them"
+            ticker(f"{text} ({now - started:.0f} s)")
+
+        status, output, _ = run_with_ticker(cmd, dict(os.environ), tick)
     return status, output

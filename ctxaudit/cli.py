@@ -61,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="share of 'other' mutants to run (deterministic sample; removed-write, "
         "wrong-comparison and named mutants always all run; default: 0.25)",
     )
+    audit.add_argument(
+        "--peer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with mutation, also run the same gitreins mutants against gitreins' own tests "
+        "(from its sdist) and report both scores side by side; never gated (default: on)",
+    )
     return parser
 
 
@@ -111,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.out,
                 lambda t, head=head: show.tick(f"{head}: mutation {t}"),
                 other_sample=args.other_sample,
+                peer=args.peer,
             )
             verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
                 code, f"mutation could not run (exit {code}): {output.strip().splitlines()[-1:]}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,32 @@ def _progress(rec: dict[str, Any]) -> None:
         print(f"  pass {rec['pass']} {rec['status']}: {rec['id']}", file=sys.stderr)
 
 
+class _ProgressFile:
+    """Keeps a one-line JSON status in a file for a caller's progress display."""
+
+    def __init__(self, path: Path, echo: bool) -> None:
+        self.path, self.echo = path, echo
+        self.state: dict[str, Any] = {"phase": "plan", "done": 0, "total": 0}
+
+    def __call__(self, rec: dict[str, Any]) -> None:
+        if self.echo:
+            _progress(rec)
+        ev, st = rec.get("event"), self.state
+        peer = rec.get("suite") == "peer"
+        if ev == "plan":
+            st.update(total=rec["mutants"], phase="baseline")
+        elif ev == "peer":
+            st.update(phase="peer baseline", done=0)
+        elif ev == "baseline":
+            st.update(phase="peer mutants" if peer else "mutants", done=0)
+        elif ev == "result":
+            phase = "peer mutants" if peer else ("mutants" if rec["pass"] == 1 else "recheck")
+            st.update(phase=phase, done=st["done"] + 1 if st["phase"] == phase else 1)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(st))
+        tmp.replace(self.path)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = _Parser(prog="python -m mutation")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -84,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="GLOB",
         help="run only the mutants whose id matches (fnmatch; repeatable), e.g. to rerun one",
     )
+    r.add_argument(
+        "--progress-file",
+        type=Path,
+        metavar="PATH",
+        help="keep a one-line JSON status (phase, done, total) in PATH while running",
+    )
     r.add_argument("-q", "--quiet", action="store_true")
     m = sub.add_parser("merge", help="combine shard results into one report and gate")
     m.add_argument("paths", nargs="+", type=Path)
@@ -105,7 +138,11 @@ def main(argv: list[str] | None = None) -> int:
                 spec,
                 out,
                 shard=a.shard,
-                progress=None if a.quiet else _progress,
+                progress=(
+                    _ProgressFile(a.progress_file, not a.quiet)
+                    if a.progress_file
+                    else (None if a.quiet else _progress)
+                ),
                 jobs=a.jobs,
                 recheck=a.recheck,
                 coverage=not a.no_coverage,

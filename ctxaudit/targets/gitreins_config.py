@@ -18,8 +18,11 @@ import json
 import logging
 import os
 import resource
+import select
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,8 +40,16 @@ class ConfigResult:
 
 
 def _child_run(args: list[str]) -> tuple[Any, str | None]:
-    """Run this module as a memory-limited child (without GITREINS_* from our
-    environment); return its RESULT payload, or why it gave none."""
+    """Run a case in a memory-limited child (without GITREINS_* from our
+    environment); return its RESULT payload, or why it gave none.
+
+    The child is a fork of this process when it can be (no gitreins imported yet, or
+    the one at ``args[0]``): a fork costs milliseconds where a new interpreter costs
+    ~0.5 s, and it keeps whatever this process has switched on (a mutant under test).
+    Otherwise it is a new interpreter (``python -m ctxaudit.targets.gitreins_config``).
+    """
+    if _can_fork(Path(args[0])):
+        return _forked_run(args)
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "ctxaudit.targets.gitreins_config", *args],
@@ -46,7 +57,7 @@ def _child_run(args: list[str]) -> tuple[Any, str | None]:
             text=True,
             timeout=TIMEOUT,
             check=False,
-            env={k: v for k, v in os.environ.items() if not k.startswith("GITREINS_")},
+            env=_child_env_from(dict(os.environ)),
         )
     except subprocess.TimeoutExpired:
         return None, f"killed: no answer within {TIMEOUT:.0f}s"
@@ -55,6 +66,69 @@ def _child_run(args: list[str]) -> tuple[Any, str | None]:
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
         return None, f"killed: exit {proc.returncode}: {tail}"
     return json.loads(lines[-1].removeprefix("RESULT ")), None
+
+
+def _can_fork(root: Path) -> bool:
+    if os.environ.get("CTXAUDIT_CONFIG_CHILD") == "spawn":
+        return False
+    engine = sys.modules.get("engine")
+    if engine is None:
+        return True
+    where = Path(getattr(engine, "__file__", "") or "").resolve().parent.parent
+    return where == root.resolve()
+
+
+def _work(args: list[str]) -> Any:
+    if args[1] == "caps":
+        return _caps_child(args[0], json.loads(args[2]))
+    return _child(args[0], json.loads(args[1])).__dict__
+
+
+def _forked_run(args: list[str]) -> tuple[Any, str | None]:
+    rfd, wfd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        code = 0
+        try:
+            os.close(rfd)
+            os.environ.clear()
+            os.environ.update(_child_env_from(os.environ.copy()))
+            vsize = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+            limit = vsize + MEMORY_LIMIT
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            payload = "RESULT " + json.dumps(_work(args))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            payload, code = f"{type(exc).__name__}: {exc}"[:300], 1
+        data = memoryview(payload.encode())
+        while data:
+            data = data[os.write(wfd, data) :]
+        os._exit(code)
+    os.close(wfd)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + TIMEOUT
+    with os.fdopen(rfd, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None, f"killed: no answer within {TIMEOUT:.0f}s"
+            chunk = os.read(pipe.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _pid, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    text = b"".join(chunks).decode(errors="replace")
+    if code != 0 or not text.startswith("RESULT "):
+        return None, f"killed: exit {code}: {text.strip() or '?'}"
+    return json.loads(text.removeprefix("RESULT ")), None
+
+
+def _child_env_from(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.startswith("GITREINS_")}
 
 
 def run_case(root: Path, raw: Any, max_input_tokens: int, first: int) -> ConfigResult:
