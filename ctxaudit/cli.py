@@ -1,16 +1,22 @@
 """ctxaudit command line.
 
     ctxaudit audit [--target SPEC]... [--profile ci|thorough] [--seed N] [--out DIR]
+                   [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
+                   [--jobs N]
 
-Exit codes: 0 every property holds; 1 a property fails; 2 bad usage or a
-target that cannot be loaded.
+Exit codes: 0 every property holds and every mutation gate passes; 1 a property
+or a gate fails; 2 bad usage or a target that cannot be loaded.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ctxaudit.profiles import PROFILES
@@ -62,6 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
         "wrong-comparison and named mutants always all run; default: 0.25)",
     )
     audit.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="property suites of N target versions at once (one core each); mutation runs "
+        "one version at a time on every core (default: the number of cores)",
+    )
+    audit.add_argument(
         "--peer",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -74,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "jobs", 1) < 1:
+        parser.error("--jobs must be at least 1")
+    if not 0.0 < getattr(args, "other_sample", 1.0) <= 1.0:
+        parser.error("--other-sample must be in (0, 1]")
     if args.command != "audit":
         parser.print_help()
         return 0 if args.command is None else 2
@@ -95,31 +113,50 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     failed = False
     show = Progress(sys.stdout.isatty())
-    for i, target in enumerate(targets, 1):
-        head = f"[{i}/{len(targets)}] {target.label}"
+    heads = {t.label: f"[{i}/{len(targets)}] {t.label}" for i, t in enumerate(targets, 1)}
+
+    # Phase 1: the property suites, one process per target version, --jobs at a time
+    # (each is one pytest process: one core).
+    def properties(target: audit.Target) -> audit.TargetReport:
         expected = audit.previous_elapsed(args.out, target, args.profile)
         hint = f", expected ~{expected:.0f} s" if expected else ""
-        report = audit.run_target(
+        return audit.run_target(
             target,
             args.profile,
             seed,
             args.out,
-            lambda phase, t, head=head, hint=hint: show.tick(f"{head}: {phase} {t}{hint}"),
+            lambda phase, t, label=target.label, hint=hint: show.status(
+                label, f"{phase} {t}{hint}"
+            ),
         )
-        fails = [p for p, v in report.verdicts.items() if v == "fails"]
-        status = "properties hold" if report.ok else f"FAILS {' '.join(fails) or '(suite error)'}"
-        show.line(
-            f"{head}: {status} ({report.elapsed_s} s) -> {args.out / target.label}/findings.md"
-        )
-        failed |= not report.ok
-        if args.mutation:
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(properties, t): t for t in targets}
+        for fut in as_completed(futures):
+            target = futures[fut]
+            report = fut.result()
+            show.done(target.label)
+            fails = [p for p, v in report.verdicts.items() if v == "fails"]
+            status = (
+                "properties hold" if report.ok else f"FAILS {' '.join(fails) or '(suite error)'}"
+            )
+            show.line(
+                f"{heads[target.label]}: {status} ({report.elapsed_s} s) -> "
+                f"{args.out / target.label}/findings.md"
+            )
+            failed |= not report.ok
+    # Phase 2: mutation, one target version at a time (each run uses every core).
+    if args.mutation:
+        for target in targets:
+            head = heads[target.label]
             code, output = audit.run_mutation(
                 target,
                 args.out,
-                lambda t, head=head: show.tick(f"{head}: mutation {t}"),
+                lambda t, label=target.label: show.status(label, f"mutation: {t}"),
                 other_sample=args.other_sample,
                 peer=args.peer,
             )
+            show.done(target.label)
             verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
                 code, f"mutation could not run (exit {code}): {output.strip().splitlines()[-1:]}"
             )
@@ -134,18 +171,30 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class Progress:
-    """One status line, rewritten in place on a terminal; plain lines otherwise."""
+    """The running jobs on one status line, rewritten in place on a terminal; a
+    heartbeat line every 30 s otherwise (logs, CI)."""
 
     def __init__(self, tty: bool) -> None:
         self.tty = tty
         self.last = 0.0
+        self.running: dict[str, str] = {}
+        self.lock = threading.Lock()
 
-    def tick(self, text: str) -> None:
-        if self.tty:
-            print(f"\r\033[K{text}", end="", flush=True)
-        elif time.monotonic() - self.last > 30:  # a heartbeat in logs
-            self.last = time.monotonic()
-            print(text, flush=True)
+    def status(self, label: str, text: str) -> None:
+        with self.lock:
+            self.running[label] = text
+            line = " | ".join(f"{k}: {v}" for k, v in self.running.items())
+            if self.tty:
+                print(f"\r\033[K{line[: shutil.get_terminal_size().columns - 1]}", end="")
+                sys.stdout.flush()
+            elif time.monotonic() - self.last > 30:
+                self.last = time.monotonic()
+                print(line, flush=True)
+
+    def done(self, label: str) -> None:
+        with self.lock:
+            self.running.pop(label, None)
 
     def line(self, text: str) -> None:
-        print(f"\r\033[K{text}" if self.tty else text, flush=True)
+        with self.lock:
+            print(f"\r\033[K{text}" if self.tty else text, flush=True)

@@ -32,6 +32,8 @@ def audit(*args: str) -> subprocess.CompletedProcess[str]:
         (["--target", str(ROOT)], "is not a gitreins source tree"),
         (["--target", "gitreins>=99"], "no published gitreins version matches"),
         (["--profile", "fast"], "invalid choice: 'fast'"),
+        (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--other-sample", "1.5"], "--other-sample must be in (0, 1]"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(args: list[str], says: str) -> None:
