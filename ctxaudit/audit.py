@@ -452,8 +452,14 @@ def run_mutation(
     ticker: Ticker | None = None,
     other_sample: float = 1.0,
     peer: bool = True,
+    known: list[dict[str, Any]] | None = None,
 ) -> tuple[int, str]:
     """Run the mutation audit of one target version in its own process.
+
+    ``known`` is the properties phase's known-findings result: the regions of the
+    findings that affect this version are left out of the mutant runs too, as they
+    were for the properties (else a test that meets a known finding fails on the
+    unmutated version, is dropped, and its mutants read as survivors).
 
     ``ticker`` gets "<phase> <done>/<total>, <elapsed>" while it runs; ``peer`` also
     runs the same mutants against the target's own tests where it has some (gitreins).
@@ -490,5 +496,8 @@ def run_mutation(
                 text += f", ~{left:.0f} s left for them"
             ticker(f"{text} ({now - started:.0f} s)")
 
-        status, output, _ = run_with_ticker(cmd, dict(os.environ), tick)
+        env = dict(os.environ)
+        if known is not None and target.kind in KNOWN_FINDINGS_TESTS:
+            env["CTXAUDIT_FINDINGS"] = ",".join(k["id"] for k in known if k["affects"]) or "none"
+        status, output, _ = run_with_ticker(cmd, env, tick)
     return status, output

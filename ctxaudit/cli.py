@@ -130,11 +130,12 @@ def main(argv: list[str] | None = None) -> int:
             ),
         )
 
+    reports: dict[str, audit.TargetReport] = {}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(properties, t): t for t in targets}
         for fut in as_completed(futures):
             target = futures[fut]
-            report = fut.result()
+            report = reports[target.label] = fut.result()
             show.done(target.label)
             fails = [p for p, v in report.verdicts.items() if v == "fails"]
             status = (
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                 lambda t, label=target.label: show.status(label, f"mutation: {t}"),
                 other_sample=args.other_sample,
                 peer=args.peer,
+                known=reports[target.label].known,
             )
             show.done(target.label)
             verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(

@@ -184,6 +184,9 @@ def run(
         "other_sample": other_sample,
         "other_not_sampled": unsampled,
         "only": list(only),
+        # the ctxaudit suites leave the regions of these known findings out (the audit
+        # sets it to the findings that reproduce on this version)
+        "findings_excluded": os.environ.get("CTXAUDIT_FINDINGS"),
         "plan_digest": plan.digest,
         "sources": {p: fp.source for p, fp in plan.files.items()},
         "mutants": [engine.mutant_to_json(m) for m in selected],
@@ -234,7 +237,13 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
         # the same in every shard of one plan
         **{
             k: first.get(k)
-            for k in ("other_sample", "other_not_sampled", "only", "deselected")
+            for k in (
+                "other_sample",
+                "other_not_sampled",
+                "only",
+                "deselected",
+                "findings_excluded",
+            )
             if first.get(k) is not None
         },
         "mutants": mutants,

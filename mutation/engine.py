@@ -520,6 +520,7 @@ def branch_coverage(
         "-q",
         "-p",
         "no:cacheprovider",
+        *[f"--deselect={test}" for test, _reason in cfg.deselect],
         f"--cov={cfg.package}",
         "--cov-branch",
         f"--cov-report=json:{out}",

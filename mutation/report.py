@@ -355,6 +355,19 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines += ["## Left out by configuration (mutation/targets.toml)", ""]
         lines += [f"- {n} mutants: {reason}" for reason, n in sorted(doc["excluded"].items())]
         lines.append("")
+    if doc.get("findings_excluded") is not None:
+        ids = doc["findings_excluded"]
+        lines += [
+            "## Known findings left out of the mutant runs",
+            "",
+            (
+                f"The suites left out the regions of these known findings (CTXAUDIT_FINDINGS), "
+                f"as the audit's property phase did for this version: {ids}."
+                if ids not in ("", "none")
+                else "None (CTXAUDIT_FINDINGS=none)."
+            ),
+            "",
+        ]
     if doc.get("deselected"):
         lines += ["## Tests not run against mutants (mutation/targets.toml)", ""]
         lines += [f"- `{t}`: {r}" for t, r in doc["deselected"]] + [""]
