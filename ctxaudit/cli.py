@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 import threading
@@ -113,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     failed = False
     show = Progress(sys.stdout.isatty())
+    from ctxaudit.timing import AuditTime
+
+    clock = AuditTime(
+        command="ctxaudit " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+        profile=args.profile,
+        jobs=args.jobs,
+    )
     heads = {t.label: f"[{i}/{len(targets)}] {t.label}" for i, t in enumerate(targets, 1)}
 
     # Phase 1: the property suites, one process per target version, --jobs at a time
@@ -120,15 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     def properties(target: audit.Target) -> audit.TargetReport:
         expected = audit.previous_elapsed(args.out, target, args.profile)
         hint = f", expected ~{expected:.0f} s" if expected else ""
-        return audit.run_target(
-            target,
-            args.profile,
-            seed,
-            args.out,
-            lambda phase, t, label=target.label, hint=hint: show.status(
-                label, f"{phase} {t}{hint}"
-            ),
-        )
+        t0 = time.monotonic()
+        try:
+            return audit.run_target(
+                target,
+                args.profile,
+                seed,
+                args.out,
+                lambda phase, t, label=target.label, hint=hint: show.status(
+                    label, f"{phase} {t}{hint}"
+                ),
+            )
+        finally:
+            clock.target(target.label).properties_s = time.monotonic() - t0
 
     reports: dict[str, audit.TargetReport] = {}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -146,10 +158,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.out / target.label}/findings.md"
             )
             failed |= not report.ok
+    clock.properties_wall_s = time.monotonic() - started
     # Phase 2: mutation, one target version at a time (each run uses every core).
     if args.mutation:
         for target in targets:
             head = heads[target.label]
+            t0 = time.monotonic()
             code, output = audit.run_mutation(
                 target,
                 args.out,
@@ -159,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                 known=reports[target.label].known,
             )
             show.done(target.label)
+            clock.target(target.label).mutation_s = time.monotonic() - t0
+            clock.read_mutation(target.label, args.out / target.label / "mutation.json")
             verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
                 code, f"mutation could not run (exit {code}): {output.strip().splitlines()[-1:]}"
             )
@@ -168,7 +184,10 @@ def main(argv: list[str] | None = None) -> int:
 
     md_path, html_path = matrix.write(matrix.build(matrix.find_reports(args.out)), args.out)
     print(f"ctxaudit: matrix of every version in {args.out}: {md_path.name}, {html_path.name}")
-    print(f"ctxaudit: done in {time.monotonic() - started:.0f} s", flush=True)
+    clock.total_s = time.monotonic() - started
+    clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
+    print(f"ctxaudit: where the time went: {clock.write(args.out)}")
+    print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
     return 1 if failed else 0
 
 
