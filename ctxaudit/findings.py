@@ -115,12 +115,16 @@ FINDINGS: list[Finding] = [
             "The loop does not check the iteration credit before calling the LLM (only its own "
             "count of LLM calls), so when tool calls bring the credit to max_iterations the LLM "
             "is called once more; EvalCap then refuses to record that call: its tokens are "
-            "spent but never metered, and the run ends."
+            "spent but never metered, and the run ends. When the valve is due at that moment "
+            "the conversation is compacted first (meters reset, one of the three compactions "
+            "spent) for a call that cannot happen; found by the thorough profile, seed "
+            "314115651."
         ),
         region=(
             "max_iterations > 0 and the credit reaches it through tool-call weight while fewer "
             "than int(max_iterations) LLM calls were made since the last compaction (the test "
-            "tolerates exactly one refused, unmetered call there and checks that shape)"
+            "tolerates exactly one refused, unmetered call there, preceded by a compaction "
+            "exactly when the model's valve is due, and checks that shape)"
         ),
         in_region=_never,
         scope="trajectory",

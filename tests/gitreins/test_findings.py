@@ -12,7 +12,14 @@ import pytest
 from ctxaudit import findings
 from ctxaudit.targets.gitreins import GitreinsModules
 from ctxaudit.targets.gitreins_config import run_caps, run_case
-from ctxaudit.targets.gitreins_loop import Called, Finished, compactions, ended_reason, replay
+from ctxaudit.targets.gitreins_loop import (
+    Called,
+    Finished,
+    compactions,
+    ended_reason,
+    is_compacted,
+    replay,
+)
 from model.config import Caps
 from model.valve import Answer, Failure
 
@@ -45,6 +52,11 @@ def test_gr_b3_loop_calls_llm_at_cap(gitreins: GitreinsModules) -> None:
     assert isinstance(seen[-1], Called), "no LLM call at the cap any more: fixed?"
     seen = replay(gitreins, caps, steps=[Answer(prompt=1, writes=(None, None)), Answer(prompt=7)])
     assert isinstance(seen[-1], Finished) and ended_reason(seen[-1].verdict) == "cap"
+    # With the valve due at that moment the loop first compacts, for a call that cannot
+    # happen (thorough profile, seed 314115651): the meters reset, the credit stays.
+    caps = Caps(max_iterations=3.0, tool_call_weight=1.0, max_input_tokens=20)
+    seen = replay(gitreins, caps, steps=[Answer(prompt=19, writes=(None, None))])
+    assert isinstance(seen[-1], Called) and is_compacted(seen[-1].messages), seen[-1]
 
 
 def test_gr_b3_fractional_iterations_truncated(gitreins: GitreinsModules) -> None:

@@ -11,6 +11,7 @@ progress prompt lists (V4), EvalCap's counters (B1/B3) and how the run ended.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -208,8 +209,24 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 and LOOP_CALL_AT_CAP in known
             ):
                 # Registered finding: the loop calls the LLM once more with the
-                # credit at the cap. Its exact shape is still checked: that
-                # call is refused, nothing is metered, and the run ends.
+                # credit at the cap. Its exact shape is still checked: the valve
+                # runs as it would before any call (it compacts, resetting the
+                # meters, exactly when the model's valve is due), that call is
+                # refused, nothing is metered, and the run ends.
+                due = self.model.fires()
+                if is_compacted(obs.messages) != due:
+                    raise AssertionError(
+                        f"V1: before the extra call at the cap ({LOOP_CALL_AT_CAP}) the "
+                        f"target {'did not compact' if due else 'compacted'}; the valve is "
+                        f"{'' if due else 'not '}due (input meter {self.model.budget.input})"
+                    )
+                if due:
+                    self.model = replace(
+                        self.model,
+                        budget=self.model.budget.reset(),
+                        compactions=self.model.compactions + 1,
+                    )
+                    self.compactions_seen += 1
                 before = self.driver.counters()
                 self.obs = obs = self.driver.answer(Answer(prompt=1, completion=1))
                 assert isinstance(obs, Finished) and ended_reason(obs.verdict) == "cap", (
