@@ -81,6 +81,25 @@ def test_v1_cache_tokens_count_toward_the_valve(gitreins: GitreinsModules) -> No
         assert same(model.pending, obs), f"V1: after {step!r} the model says {model.pending!r}"
 
 
+@pytest.mark.properties("V1")
+@pytest.mark.parametrize(("budget", "ratio"), [(5000, 0.9), (1000, 0.75), (100, 0.5), (20, 0.8)])
+def test_v1_valve_boundary(gitreins: GitreinsModules, budget: int, ratio: float) -> None:
+    """V1 at its edge: the meter exactly at int(budget * ratio) does not compact, one
+    token more does. Fixed, so the edge is met on every run whatever the examples."""
+    cfg = ValveConfig(caps=Caps(max_input_tokens=budget), ratio=ratio, criteria=2)
+    threshold = int(budget * ratio)
+    for first in (threshold, threshold + 1):
+        steps = [Answer(prompt=first, writes=(None,)), Answer(prompt=0)]
+        model = Valve.start(cfg)
+        seen = replay(gitreins, cfg.caps, steps=steps, criteria=2, ratio=ratio)
+        model = model.answer(steps[0])
+        assert same(model.pending, seen[1]), (
+            f"V1: meter {first} against threshold {threshold} (budget {budget}, ratio {ratio}): "
+            f"the model {'compacts' if first > threshold else 'does not compact'}, "
+            f"the target {seen[1]!r:.200}"
+        )
+
+
 @pytest.mark.properties("B4")
 @pytest.mark.parametrize("then", ["answer", "context-error"])
 def test_b4_time_cap_in_the_loop(gitreins: GitreinsModules, then: str) -> None:
