@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -34,6 +35,21 @@ MTE_STATUSES = (
     "Pending",
 )
 THRESHOLDS = {"high": 100, "low": 80}
+
+
+def shown_path(path: str) -> str:
+    """A path as a report shows it: relative to the repository when inside it (so a
+    committed report does not carry the machine's checkout path), else as it is."""
+    if not path:
+        return path
+    repo = Path(__file__).resolve().parents[1]
+    p = Path(path).resolve()
+    if p.is_relative_to(repo):
+        return p.relative_to(repo).as_posix() or "."
+    prefix = sys.prefix
+    if str(p).startswith(prefix):
+        return "<venv>" + str(p)[len(prefix) :]
+    return path
 
 
 def gated(m: dict[str, Any]) -> bool:
@@ -165,7 +181,7 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "schemaVersion": "2",
         "thresholds": dict(THRESHOLDS),
-        "projectRoot": doc.get("root", ""),
+        "projectRoot": shown_path(doc.get("root", "")),
         "files": files,
         "framework": _framework(),
         "performance": {
@@ -391,7 +407,8 @@ def _peer_markdown(doc: dict[str, Any]) -> list[str]:
         lines += [f"- error: {ps['error']}", ""]
     base = peer.get("baseline", {})
     lines += [
-        f"From `{peer['root']}`: {len(peer['tests'])} test files ({peer['selection_reason']}). "
+        f"From `{shown_path(peer['root'])}`: {len(peer['tests'])} test files "
+        f"({peer['selection_reason']}). "
         f"{ps['baseline_tests']} tests collected; {ps['baseline_failing']} fail or error on the "
         "unmutated tree and are left out of the mutant runs, as for our suite. The sdist ships "
         "no `tests/conftest.py`, so tests that need its fixtures error.",
