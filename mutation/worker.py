@@ -70,6 +70,7 @@ class _Job:
     started: float
     buf: bytes = b""
     tests: int = 0
+    scratch: str = ""
 
 
 @dataclass
@@ -104,7 +105,9 @@ class Plugin:
                     break
         return {"failed": failed, "tests": per_test}
 
-    def _child(self, mutant_name: str, items: list[Any], stop: bool, wfd: int) -> None:
+    def _child(
+        self, mutant_name: str, items: list[Any], stop: bool, wfd: int, scratch: str
+    ) -> None:
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
@@ -121,13 +124,10 @@ class Plugin:
                 # runs the same mutant
                 trampoline.set_mutant_under_test(mutant_name)
             # A mutant may turn a path into another (":memory:" into a file
-            # name): let it write in a scratch folder, never the repository.
-            scratch = tempfile.mkdtemp(prefix="ctxaudit-mutant-")
+            # name): let it write in a scratch folder, never the repository. The
+            # parent removes the folder, also when it had to kill the child.
             os.chdir(scratch)
-            try:
-                result = self._run_items(items, stop)
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
+            result = self._run_items(items, stop)
             payload = json.dumps(result).encode()
             code = 1 if result["failed"] else 0
         except BaseException as exc:  # noqa: BLE001 - reported to the parent
@@ -141,15 +141,16 @@ class Plugin:
 
     def _fork(self, mutant: dict[str, Any], items: list[Any], timeout: float, stop: bool) -> _Job:
         rfd, wfd = os.pipe()
+        scratch = tempfile.mkdtemp(prefix="ctxaudit-mutant-")
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             os.close(rfd)
-            self._child(mutant["name"], items, stop, wfd)
+            self._child(mutant["name"], items, stop, wfd, scratch)
         os.close(wfd)
         now = time.monotonic()
-        return _Job(mutant, pid, rfd, now + timeout, now, tests=len(items))
+        return _Job(mutant, pid, rfd, now + timeout, now, tests=len(items), scratch=scratch)
 
     def _emit(self, record: dict[str, Any]) -> None:
         self.out.write(json.dumps(record) + "\n")
@@ -333,6 +334,8 @@ def _wait(job: _Job, block: bool) -> tuple[str, dict[str, Any]]:
             os.kill(job.pid, signal.SIGKILL)
     _, status = os.waitpid(job.pid, 0)
     os.close(job.fd)
+    if job.scratch:
+        shutil.rmtree(job.scratch, ignore_errors=True)
     code = os.waitstatus_to_exitcode(status)
     if timed_out:
         return "timeout", {}
