@@ -56,11 +56,16 @@ after = "pass"
 """
 
 
-def test_runner_end_to_end(tmp_path: Path):
+def toy_tree(tmp_path: Path) -> Path:
     root = tmp_path / "src"
     (root / "toypkg").mkdir(parents=True)
     (root / "toypkg" / "__init__.py").write_text("")
     (root / "toypkg" / "meter.py").write_text(textwrap.dedent(TOY))
+    return root
+
+
+def test_runner_end_to_end(tmp_path: Path):
+    root = toy_tree(tmp_path)
     tests = tmp_path / "toytests"
     tests.mkdir()
     (tests / "test_toy.py").write_text(TESTS)
@@ -103,10 +108,7 @@ def test_add_counts():
 
 
 def test_peer_suite_runs_the_same_mutants_with_other_tests(tmp_path: Path):
-    root = tmp_path / "src"
-    (root / "toypkg").mkdir(parents=True)
-    (root / "toypkg" / "__init__.py").write_text("")
-    (root / "toypkg" / "meter.py").write_text(textwrap.dedent(TOY))
+    root = toy_tree(tmp_path)
     peer_root = tmp_path / "peer"
     (peer_root / "tests").mkdir(parents=True)
     (peer_root / "tests" / "test_peer.py").write_text(PEER_TESTS)
