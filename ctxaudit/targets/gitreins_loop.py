@@ -100,7 +100,7 @@ class LoopDriver:
         self.evaluator = mods.evaluator.AgenticEvaluator(
             self.llm, workdir=str(workdir), eval_cap=self.cap
         )
-        self.criteria = [f"criterion number {i} holds" for i in range(criteria)]
+        self.criteria = criteria_texts(criteria)
         self._answers = 0
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.finished = False
@@ -261,6 +261,11 @@ def is_compacted(messages: list[dict[str, Any]]) -> bool:
         and messages[0].get("role") == "system"
         and messages[1].get("role") == "user"
     )
+
+
+def criteria_texts(n: int) -> list[str]:
+    """The acceptance criteria a LoopDriver gives its task (numbered texts)."""
+    return [f"criterion number {i} holds" for i in range(n)]
 
 
 def progress_lists(prompt: str, criteria: list[str]) -> tuple[set[int], set[int]]:

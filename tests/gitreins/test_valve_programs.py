@@ -12,6 +12,7 @@ from ctxaudit.targets.gitreins_loop import (
     Finished,
     LoopDriver,
     Observation,
+    criteria_texts,
     ended_reason,
     is_compacted,
     progress_lists,
@@ -140,6 +141,31 @@ def test_v4_progress_is_per_run(gitreins: GitreinsModules) -> None:
         assert verified == set(), f"V4: the second run lists {sorted(verified)} as verified"
     finally:
         driver.close()
+
+
+@pytest.mark.properties("V3", "V4")
+@pytest.mark.parametrize("verified", [(), (0,), (1, 2), (0, 1, 2)])
+def test_v4_progress_after_a_context_error(
+    gitreins: GitreinsModules, verified: tuple[int, ...]
+) -> None:
+    """V3/V4 on the path that does not depend on when the valve fires: a context error
+    compacts, and the compacted prompt lists exactly what the run verified (written in
+    two answers, one key twice) and the rest as still to verify."""
+    criteria = 3
+    keys = [f"verified_{i}" for i in verified]
+    steps: list[Answer | Failure] = [
+        Answer(prompt=2, writes=(*keys[:1], None)),
+        Answer(prompt=2, writes=(*keys, None)),
+        FAILURES["http-400"],
+    ]
+    seen = replay(gitreins, Caps(max_input_tokens=10**6), steps=steps, criteria=criteria)
+    obs = seen[-1]
+    assert len(seen) == 4 and isinstance(obs, Called) and is_compacted(obs.messages), (
+        f"V6: a context error should compact and call again, got {obs!r:.200}"
+    )
+    got, todo = progress_lists(obs.messages[1]["content"], criteria_texts(criteria))
+    assert got == set(verified), f"V4: progress lists {sorted(got)} as verified, not {verified}"
+    assert todo == set(range(criteria)) - set(verified), f"V4: still-to-verify {sorted(todo)}"
 
 
 @pytest.mark.properties("B3")
