@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import findings as registry
+from ctxaudit.suite import commit as suite_commit
 from ctxaudit.targets.gitreins import REPO_ROOT, TargetError, resolve
 
 PROPERTIES: dict[str, dict[str, str]] = {
@@ -93,6 +94,7 @@ class TargetReport:
     findings: list[Finding] = field(default_factory=list)
     known: list[dict[str, Any]] = field(default_factory=list)
     tests: list[dict[str, Any]] = field(default_factory=list)
+    suite: str = field(default_factory=suite_commit)
 
     @property
     def ok(self) -> bool:
@@ -360,7 +362,8 @@ def render_markdown(report: TargetReport) -> str:
     lines = [
         f"# {report.target} {report.version}: property audit",
         "",
-        f"Profile `{report.profile}`, seed `{report.seed}`, {report.elapsed_s} s. "
+        f"ctxaudit `{report.suite}`, profile `{report.profile}`, seed `{report.seed}`, "
+        f"{report.elapsed_s} s. "
         f"Verdict: **{'all properties hold' if report.ok else 'FAILS'}**.",
         "",
         "| property | | verdict |",

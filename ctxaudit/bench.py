@@ -89,9 +89,44 @@ def main(argv: list[str] | None = None) -> int:
         "failure or a cap, and Hypothesis also draws short programs; `min_calls` keeps a share "
         "of runs going deep (up to 12 LLM calls).",
     ]
+    lines += ["", *config_child_lines(args.profile, args.gitreins, unit)]
     args.out.write_text("\n".join(lines) + "\n")
     print(args.out.read_text())
     return proc.returncode
+
+
+CONFIG_TESTS = [
+    "tests/gitreins/test_caps_config.py",
+    "tests/gitreins/test_config.py",
+    "tests/gitreins/test_findings.py",
+]
+
+
+def config_child_lines(profile: str, gitreins: str, unit: float) -> list[str]:
+    """The configuration tests with their children forked (the default) and spawned as
+    new interpreters (CTXAUDIT_CONFIG_CHILD=spawn), one after the other in this run."""
+    times = {}
+    for mode in ("fork", "spawn"):
+        env = {**os.environ, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_CONFIG_CHILD": mode}
+        env["CTXAUDIT_FINDINGS"] = "all"  # every finding's regression test runs its cases
+        cmd = [sys.executable, "-m", "pytest", *CONFIG_TESTS, "-q", "-p", "no:cacheprovider"]
+        if gitreins:
+            cmd.append(f"--gitreins={gitreins}")
+        started = time.monotonic()
+        subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, check=False)
+        times[mode] = time.monotonic() - started
+    return [
+        "## Configuration cases: forked child vs new interpreter",
+        "",
+        "The B6/V8 cases run the target in a memory-limited child. The same three test "
+        "files, same run:",
+        "",
+        "| child | wall time (s) | in calibration units |",
+        "|---|---|---|",
+        *[f"| {m} | {t:.1f} | {t / unit:.0f} |" for m, t in times.items()],
+        "",
+        f"Spawning costs {times['spawn'] / times['fork']:.1f}x the forked run.",
+    ]
 
 
 if __name__ == "__main__":

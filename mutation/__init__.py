@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxaudit.suite import commit as suite_commit
 from mutation import engine, report
 from mutation.config import ConfigError, target_config
 from mutation.engine import REPO, SHARD_FORMAT, MutationError
@@ -187,6 +188,7 @@ def run(
         # the ctxaudit suites leave the regions of these known findings out (the audit
         # sets it to the findings that reproduce on this version)
         "findings_excluded": os.environ.get("CTXAUDIT_FINDINGS"),
+        "suite": suite_commit(),
         "plan_digest": plan.digest,
         "sources": {p: fp.source for p, fp in plan.files.items()},
         "mutants": [engine.mutant_to_json(m) for m in selected],

@@ -196,6 +196,7 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
             "by_kind": summary(doc["mutants"], "kind"),
             "branch_coverage": doc.get("coverage"),
             "shards": doc.get("shards", 1),
+            "suite": doc.get("suite"),
             "peer": peer_summary(doc),
         },
     }
@@ -263,6 +264,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
     gate = doc["gate"]
     t = doc.get("timings", {})
     lines = [f"# Mutation audit: {doc['target']} {doc['version']}", ""]
+    if doc.get("suite"):
+        lines += [f"Suite: ctxaudit `{doc['suite']}`.", ""]
     verdict = (
         "PASSED" if gate["passed"] else f"FAILED ({len(gate['failures'])} gated mutants not killed)"
     )
