@@ -492,8 +492,10 @@ def run_mutation(
             now = time.monotonic()
             began = phase_start.setdefault(st["phase"], now)
             text = f"{st['phase']}"
-            if st["phase"] not in ("baseline", "peer baseline"):
+            if st["phase"] in ("mutants", "peer mutants"):
                 text += f" {st['done']}/{st['total']}"
+            elif st["phase"] == "recheck":  # survivors of the gated kinds, run again
+                text += f" {st['done']}"
             if st["phase"] == "mutants" and st["done"] >= 10:
                 left = (now - began) / st["done"] * (st["total"] - st["done"])
                 text += f", ~{left:.0f} s left for them"
