@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         jobs=args.jobs,
     )
     heads = {t.label: f"[{i}/{len(targets)}] {t.label}" for i, t in enumerate(targets, 1)}
+    for t in targets:  # the time table lists targets in the order they were given
+        clock.target(t.label)
 
     # Phase 1: the property suites, one process per target version, --jobs at a time
     # (each is one pytest process: one core).
