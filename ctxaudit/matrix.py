@@ -556,6 +556,10 @@ def _peer_md(v: VersionReport) -> str:
     return f"{overall} ({t['peer']}/{t['mutants']}; {per})"
 
 
+def _possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
 def _ratio(a: int, b: int) -> str:
     return _pct(100.0 * a / b if b else None)
 
@@ -613,7 +617,7 @@ def to_markdown(m: Matrix, out_dir: Path) -> str:
             )
         if _has_peer(m, t):
             lines.append(
-                f"| same mutants, {t}'s own tests | "
+                f"| same mutants, {_possessive(t)} own tests | "
                 + " | ".join(_md_cell(_peer_md(v)) for v in vs)
                 + " |"
             )
@@ -893,7 +897,7 @@ def _grid_html(m: Matrix, t: str, out_dir: Path) -> list[str]:
         )
     if _has_peer(m, t):
         out.append(
-            f'<tr><th scope="row">same mutants, {_e(t)}\'s own tests</th>'
+            f'<tr><th scope="row">same mutants, {_e(_possessive(t))} own tests</th>'
             + "".join(f'<td class="c small">{_e(_peer_md(v))}</td>' for v in vs)
             + "</tr>"
         )
