@@ -145,7 +145,12 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         @precondition(running)
         @rule(data=st.data())
         def answer(self, data: st.DataObject) -> None:
-            reply = data.draw(answers(self.model.config, self.model.budget.input), label="reply")
+            self.reply(
+                data.draw(answers(self.model.config, self.model.budget.input), label="reply")
+            )
+
+        def reply(self, reply: Answer) -> None:
+            """The LLM answers the pending call (the rule's body, also used by fixed programs)."""
             self.largest_input = max(
                 self.largest_input, reply.prompt + reply.cache_read + reply.cache_write
             )
@@ -305,3 +310,29 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
 
 def test_valve_lockstep(gitreins: GitreinsModules) -> None:
     run_state_machine_as_test(make_machine(gitreins))
+
+
+@pytest.mark.parametrize(("ratio", "due"), [(0.5, True), (0.55, False)])
+def test_extra_call_at_the_cap(gitreins: GitreinsModules, ratio: float, due: bool) -> None:
+    """The shape the thorough profile found (seed 314115651), as a fixed program through
+    the lockstep: tool calls bring the credit to the cap with the input meter at 11, over
+    the valve's threshold (ratio 0.5: 10, the valve is due) or at it (ratio 0.55: 11, not
+    due). GR-B3-LOOP-CALL-AT-CAP's tolerance must accept exactly the first shape."""
+    if LOOP_CALL_AT_CAP not in {
+        f.id for f in findings.registered("gitreins", gitreins.tree.version)
+    }:
+        pytest.skip(f"{LOOP_CALL_AT_CAP} is not registered for this version")
+    caps = Caps(max_iterations=4.0, max_seconds=-1.0, max_input_tokens=20,
+                max_output_tokens=-1, tool_call_weight=0.5)  # fmt: skip
+    machine = make_machine(gitreins)()
+    try:
+        machine.setup(cfg=ValveConfig(caps=caps, ratio=ratio, criteria=CRITERIA), min_calls=0)
+        machine.reply(Answer(prompt=0, writes=("verified_0",)))
+        machine.counters_agree()
+        machine.reply(Answer(prompt=9, cache_write=2, writes=("verified_0",) * 3))
+        machine.counters_agree()
+        machine.valve_protects_cap()
+        assert isinstance(machine.obs, Finished)
+        assert machine.model.compactions == int(due)
+    finally:
+        machine.teardown()
