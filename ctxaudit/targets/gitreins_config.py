@@ -93,8 +93,8 @@ def _forked_run(args: list[str]) -> tuple[Any, str | None]:
         code = 0
         try:
             os.close(rfd)
-            os.environ.clear()
-            os.environ.update(_child_env_from(os.environ.copy()))
+            for name in [k for k in os.environ if k.startswith("GITREINS_")]:
+                del os.environ[name]
             vsize = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
             limit = vsize + MEMORY_LIMIT
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
