@@ -23,13 +23,20 @@ item):
 - a summary marker is ``{"type": "summary", "first_turn": a, "last_turn": b,
   "text": summarize(items of turns a..b)}``.
 
-Estimate. ``tokens(text) = ceil(len(text) / 4)``; an item counts the tokens
-of its canonical JSON (sorted keys, separators ``","`` and ``":"``, non-ASCII
-kept). A request's estimate is tokens(instructions) + every item of the
-conversation (markers included) + every new input item.
+Estimate. How tokens are counted is the target's own (SPEC section 3), so
+the estimate is an input, ``Params.estimate(instructions, turns, new)``. The
+default, :func:`history_estimate`, is the ledger's: ``tokens(text) =
+ceil(len(text) / 4)``; an item counts the tokens of its canonical JSON (sorted
+keys, separators ``","`` and ``":"``, non-ASCII kept); a request's estimate is
+tokens(instructions) + every item of the conversation (markers included) +
+every new input item.
 
 C1. Compacted exactly when estimate > threshold_ratio * context_window and
-estimate > token_floor.
+estimate > token_floor. A conversation that already holds a summary marker is
+served compacted whatever the estimate: handing the server the conversation
+again would replay the turns the marker folded (and the marker itself), which
+undoes the compaction. (With the default estimate this changes nothing: the
+estimate only grows once a marker is stored.)
 
 Compaction (decided when the request starts, on the conversation as it is
 then). ``covered`` is the largest ``last_turn`` of the stored markers (0 if
@@ -138,6 +145,15 @@ def estimate(instructions: str, history: Sequence[JSONObject], new: Sequence[JSO
     return tokens(instructions) + sum(map(item_tokens, history)) + sum(map(item_tokens, new))
 
 
+def history_estimate(instructions: str, turns: Sequence[Turn], new: Sequence[JSONObject]) -> int:
+    """The default estimate: instructions, every stored item, the new input."""
+    history = [item.content for turn in turns for item in turn.items]
+    return estimate(instructions, history, new)
+
+
+Estimator: TypeAlias = Callable[[str, Sequence["Turn"], Sequence[JSONObject]], int]
+
+
 @dataclass(frozen=True)
 class Params:
     context_window: int
@@ -146,6 +162,7 @@ class Params:
     buffer_turns: int
     instructions: str
     summarize: Callable[[Sequence[JSONObject]], str] = field(compare=False)
+    estimate: Estimator = field(default=history_estimate, compare=False)
 
 
 def compacts(params: Params, tokens_estimate: int) -> bool:
@@ -224,12 +241,11 @@ class Outcome:
 def plan(conversations: Conversations, request: Request, params: Params) -> Plan:
     turns = conversations[request.conversation]
     new = input_items(request.input)
-    history = [item.content for turn in turns for item in turn.items]
-    total = estimate(params.instructions, history, new)
-    if not compacts(params, total):
+    total = params.estimate(params.instructions, turns, new)
+    markers = [turn.marker for turn in turns if turn.marker is not None]
+    if not (compacts(params, total) or markers):
         return Plan(request, total, False, new, None, None)
 
-    markers = [turn.marker for turn in turns if turn.marker is not None]
     covered = max((m["last_turn"] for m in markers), default=0)
     fold_to = len(turns) - params.buffer_turns
     new_marker = None

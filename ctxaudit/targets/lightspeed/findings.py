@@ -1,0 +1,145 @@
+"""Known findings against lightspeed-stack: where a tree breaks a settlement property.
+
+Each finding names the property, the narrowest region of requests where it
+shows (in words and as a predicate over the model's :class:`~model.settlement.Plan`),
+the trees it is registered for, and the fixed program that reproduces it
+(``tests/lightspeed/inenv/test_findings.py``, by the finding's id).
+
+At the start of a session the in-environment suite runs every finding's
+program on the tree. The lockstep leaves out exactly the regions of the
+findings that reproduce there (a request in such a region is not sent, and
+Hypothesis is told so), and checks everything else. A finding registered
+for a tree must reproduce on it: its regression test fails when the tree is
+fixed, and the entry is then narrowed or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from model import settlement as model
+
+#: a region: the request's plan and the conversation's turns before it
+Region = Callable[[model.Plan, Sequence[model.Turn]], bool]
+
+#: main's head in the repository copy of 2026-08-21
+MAIN = "cd1a0484"
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    prop: str
+    summary: str
+    region: str
+    in_region: Region
+    #: the trees it is registered for: tags, or commit prefixes
+    registered: frozenset[str]
+
+    def registered_for(self, tag: str | None, commit: str | None) -> bool:
+        return any(
+            name == tag or (commit is not None and commit.startswith(name))
+            for name in self.registered
+        )
+
+
+def _compacted_on(*paths: str) -> Region:
+    def region(plan: model.Plan, turns: Sequence[model.Turn]) -> bool:
+        return plan.compacted and plan.request.path in paths
+
+    return region
+
+
+def _buffer_before_marker(plan: model.Plan, turns: Sequence[model.Turn]) -> bool:
+    """Compacted, and a stored marker has turns it does not cover stored before it."""
+    if not plan.compacted:
+        return False
+    for number, turn in enumerate(turns, 1):
+        marker = turn.marker
+        if marker is not None and int(marker["last_turn"]) < number - 1:
+            return True
+    return False
+
+
+def _uncovered_turn_not_a_pair(plan: model.Plan, turns: Sequence[model.Turn]) -> bool:
+    """Compacted, and a turn no marker covers is not one user and one assistant message."""
+    if not plan.compacted:
+        return False
+    covered = max((int(t.marker["last_turn"]) for t in turns if t.marker), default=0)
+    return any(len(turn.exchange) != 2 for turn in turns[covered:])
+
+
+def _unstored_compacted(plan: model.Plan, turns: Sequence[model.Turn]) -> bool:
+    return plan.compacted and not plan.request.store
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding(
+        id="LS-QUERY-COMPACTED-FAILS",
+        prop="S9",
+        summary=(
+            "/v1/query answers HTTP 500 to every request served in compacted mode: the "
+            "explicit input (a list of messages) is handed to the agent as a prompt string, "
+            "the agent run fails before the LLM is called, and the turn is not stored"
+        ),
+        region="path query, compacted",
+        in_region=_compacted_on("query"),
+        registered=frozenset({MAIN}),
+    ),
+    Finding(
+        id="LS-STREAMING-QUERY-COMPACTED-FAILS",
+        prop="S9",
+        summary=(
+            "/v1/streaming_query ends every stream served in compacted mode with an SSE "
+            "error event (status 500) instead of the LLM's answer, and the turn is not stored"
+        ),
+        region="path streaming_query, compacted",
+        in_region=_compacted_on("streaming_query"),
+        registered=frozenset({MAIN}),
+    ),
+    Finding(
+        id="LS-BUFFER-TURNS-LOST",
+        prop="C1",
+        summary=(
+            "the turns a compaction keeps verbatim (buffer_turns) are stored before the "
+            "summary marker it writes; later compacted requests send only the items after "
+            "the last marker, so those turns are neither summarized nor sent to the LLM"
+        ),
+        region=(
+            "compacted, on a conversation where a stored marker has uncovered turns "
+            "stored before it (every compaction with buffer_turns > 0)"
+        ),
+        in_region=_buffer_before_marker,
+        registered=frozenset({MAIN}),
+    ),
+    Finding(
+        id="LS-BUFFER-SPLITS-TURNS",
+        prop="C1",
+        summary=(
+            "the fold keeps the last 2 * buffer_turns messages rather than the last "
+            "buffer_turns turns: a turn whose input has several items is split, its first "
+            "items folded into the summary and the rest sent verbatim"
+        ),
+        region=(
+            "compacted, with a turn no marker covers that is not exactly one input and one "
+            "output message (a list input of several items)"
+        ),
+        in_region=_uncovered_turn_not_a_pair,
+        registered=frozenset({MAIN}),
+    ),
+    Finding(
+        id="LS-UNSTORED-NOT-COMPACTED",
+        prop="C1",
+        summary=(
+            "/v1/responses with store=false is never compacted (only stored requests are "
+            "eligible): the whole conversation is replayed to the LLM however far over the "
+            "threshold it is"
+        ),
+        region="responses paths, store=false, compacted",
+        in_region=_unstored_compacted,
+        registered=frozenset({MAIN}),
+    ),
+)
+
+BY_ID = {finding.id: finding for finding in FINDINGS}

@@ -1,0 +1,468 @@
+"""Run a lightspeed-stack tree for real, in-process, with only the LLM faked.
+
+Runs inside the tree's own Python 3.12 environment (``env.py`` builds it),
+with the tree's ``src`` on ``sys.path``. What is real: the tree's FastAPI app
+and its endpoint handlers, reached by HTTP requests through an in-process
+ASGI transport (streaming included), and the inference server OGX (Llama Stack
+in older trees) as the library client the tree itself configures, with SQLite
+storage in a temporary folder. What is fake: the LLM, a small
+OpenAI-compatible server on 127.0.0.1 (:mod:`.fake_llm`) that OGX calls.
+
+The adapter observes through public boundaries only: HTTP responses and SSE
+events, the conversation items OGX returns, and what the fake LLM was sent.
+The tree's own constants (the marker sentinel) and token counter are read from
+its modules, never patched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, TypeVar
+
+from ctxaudit.targets.lightspeed.fake_llm import MODEL_ID, Call, FakeLLM, Reply, message_text
+
+T = TypeVar("T")
+PROVIDER_ID = "fake"
+INSTRUCTIONS = "You are the ctxaudit test assistant."
+#: how lightspeed-stack renders a summary in a compacted request's explicit input
+SUMMARY_PREFIX = "Summary of earlier conversation:\n"
+TAG = re.compile(r"\bq\d+\b")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The compaction configuration of one run (one per test session)."""
+
+    window: int = 400
+    ratio: float = 0.5
+    floor: int = 0
+    buffer: int = 1
+
+    @property
+    def limit(self) -> float:
+        return max(self.ratio * self.window, self.floor)
+
+
+def summarize(texts: Sequence[str]) -> str:
+    """What the fake LLM answers to a summarization request.
+
+    A deterministic function of the transcript: the request tags (``q12``) it
+    names, in order. The reference model applies the same function to the
+    items it folds, so it predicts every marker's text exactly.
+    """
+    tags = [tag for text in texts for tag in TAG.findall(text)]
+    return "summary of " + ",".join(tags) if tags else "summary of nothing"
+
+
+def _run_yaml(ogx_dir: Path, llm_url: str, package: str) -> str:
+    """OGX's run configuration: the fake LLM as its only inference provider."""
+    del package  # the same shape serves llama-stack 0.6 and OGX 1.0
+    return f"""\
+version: 2
+distro_name: ctxaudit
+apis: [inference, responses, conversations, files, tool_runtime, vector_io]
+providers:
+  inference:
+  - provider_id: {PROVIDER_ID}
+    provider_type: remote::openai
+    config: {{api_key: not-used, base_url: "{llm_url}"}}
+  files:
+  - provider_id: localfs
+    provider_type: inline::localfs
+    config:
+      metadata_store: {{table_name: files_metadata, backend: sql_default}}
+      storage_dir: "{ogx_dir}/files"
+  tool_runtime: []
+  vector_io: []
+  responses:
+  - provider_id: builtin
+    provider_type: inline::builtin
+    config:
+      persistence:
+        responses: {{table_name: agents_responses, backend: sql_default}}
+storage:
+  backends:
+    kv_default: {{type: kv_sqlite, db_path: "{ogx_dir}/kv.db"}}
+    sql_default: {{type: sql_sqlite, db_path: "{ogx_dir}/sql.db"}}
+  stores:
+    metadata: {{namespace: registry, backend: kv_default}}
+    inference: {{table_name: inference_store, backend: sql_default}}
+    conversations: {{table_name: openai_conversations, backend: sql_default}}
+    prompts: {{table_name: prompts, backend: sql_default}}
+    connectors: {{table_name: connectors, backend: sql_default}}
+registered_resources:
+  models:
+  - {{model_id: {MODEL_ID}, provider_id: {PROVIDER_ID}, provider_model_id: {MODEL_ID}, \
+model_type: llm}}
+"""
+
+
+def _service_yaml(folder: Path, run_yaml: Path, config: RunConfig) -> str:
+    return f"""\
+name: ctxaudit-target
+service: {{host: 127.0.0.1, port: 8080, auth_enabled: false, workers: 1, \
+color_log: false, access_log: false}}
+llama_stack:
+  use_as_library_client: true
+  library_client_config_path: "{run_yaml}"
+user_data_collection: {{feedback_enabled: false, transcripts_enabled: false}}
+authentication: {{module: noop}}
+database:
+  sqlite: {{db_path: "{folder}/lightspeed.db"}}
+customization:
+  system_prompt: "{INSTRUCTIONS}"
+inference:
+  default_model: {MODEL_ID}
+  default_provider: {PROVIDER_ID}
+  context_windows: {{{PROVIDER_ID}/{MODEL_ID}: {config.window}}}
+compaction:
+  enabled: true
+  threshold_ratio: {config.ratio}
+  token_floor: {config.floor}
+  buffer_turns: {config.buffer}
+  buffer_max_ratio: 1.0
+"""
+
+
+@dataclass
+class Response:
+    """What a client got back: HTTP status, the answer's text, ids, SSE events."""
+
+    status: int
+    answer: str = ""
+    conversation: str | None = None
+    response_id: str | None = None
+    request_id: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    body: Any = None
+    #: an error the stream reported in an SSE event (the HTTP status stays 200)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """One conversation item as the lockstep compares it."""
+
+    kind: str  # input | output | summary
+    role: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.kind:<7} {self.role:<9} {self.text!r}"
+
+
+class SteppingClock:
+    """``time.time`` that moves on by :attr:`STEP` seconds at every reading.
+
+    OGX stamps each stored conversation item with ``int(time.time()) + i``
+    (``i`` its place in the write) and lists items ordered by that stamp. Two
+    writes in the same second (a summary marker and the turn after it; two
+    turns when the fake LLM answers at once) get equal stamps, and the listing
+    interleaves them. A real LLM takes seconds, so the suite makes the clock
+    take them instead: every reading is at least ``STEP`` seconds after the
+    previous one, and writes of up to ``STEP`` items never share a stamp. The
+    monotonic clock (timeouts, asyncio) is untouched.
+    """
+
+    STEP = 10.0
+
+    def __init__(self) -> None:
+        self.readings = 0
+        self._real = time.time
+
+    def __call__(self) -> float:
+        self.readings += 1
+        return self._real() + self.STEP * self.readings
+
+    def install(self) -> None:
+        time.time = self
+
+    def remove(self) -> None:
+        time.time = self._real
+
+
+class Service:
+    """The tree's app, OGX and the fake LLM, started once; requests go through HTTP."""
+
+    def __init__(self, config: RunConfig, script: Callable[[Call], Reply]) -> None:
+        self.config = config
+        self._script = script
+        self.folder = Path(tempfile.mkdtemp(prefix="ctxaudit-lightspeed-"))
+        self.llm = FakeLLM(self._answer)
+        self.loop = asyncio.new_event_loop()
+        self._lifespan: AbstractAsyncContextManager[Any] | None = None
+        self.boot_seconds = 0.0
+
+    # -- the fake LLM's answers -------------------------------------------------
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        call = Call(body, Reply())
+        system = " ".join(call.texts("system"))
+        users = call.texts("user")
+        if "topic summar" in system:
+            return Reply(("topic",))
+        if "ummariz" in system and users and users[-1].startswith("Conversation:"):
+            return Reply((summarize(users[-1].splitlines()[1:]),))
+        return self._script(call)
+
+    # -- start and stop ----------------------------------------------------------
+
+    def start(self) -> Service:
+        started = time.monotonic()
+        self.clock = SteppingClock()
+        self.clock.install()
+        self.llm.start()
+        ogx_dir = self.folder / "ogx"
+        ogx_dir.mkdir()
+        run_yaml = self.folder / "run.yaml"
+        run_yaml.write_text(_run_yaml(ogx_dir, self.llm.base_url, "ogx"))
+        service_yaml = self.folder / "lightspeed-stack.yaml"
+        service_yaml.write_text(_service_yaml(self.folder, run_yaml, self.config))
+        os.environ["LIGHTSPEED_STACK_CONFIG_PATH"] = str(service_yaml)
+        os.environ.setdefault("OTEL_ANONYMIZATION_SECRET", "ctxaudit")
+        configuration = importlib.import_module("configuration").configuration
+        configuration.load_configuration(str(service_yaml))
+        self.app = importlib.import_module("app.main").app
+        import httpx
+
+        self._lifespan = self.app.router.lifespan_context(self.app)
+        self.run(self._lifespan.__aenter__())
+        self.http = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=self.app), base_url="http://lightspeed", timeout=60
+        )
+        holder = importlib.import_module("client")
+        holder_class = next(
+            getattr(holder, name) for name in dir(holder) if name.endswith("ClientHolder")
+        )
+        self.ogx = holder_class().get_client()
+        compaction = importlib.import_module("utils.conversation_compaction")
+        self.sentinel: str = compaction.MARKER_SENTINEL
+        estimator = importlib.import_module("utils.token_estimator")
+        self._count_text: Callable[[str], int] = estimator.estimate_tokens
+        self._count_items: Callable[[list[Any]], int] = estimator.estimate_conversation_tokens
+        self.boot_seconds = time.monotonic() - started
+        return self
+
+    def stop(self) -> None:
+        if self._lifespan is not None:
+            self.run(self.http.aclose())
+            self.run(self._lifespan.__aexit__(None, None, None))
+            self._lifespan = None
+        self.loop.close()
+        self.llm.stop()
+        self.clock.remove()
+
+    def run(self, awaitable: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(awaitable)
+
+    # -- the target's token counter (an input of the model, SPEC section 3) -----
+
+    def count_text(self, text: str) -> int:
+        return self._count_text(text)
+
+    def count_messages(self, messages: Sequence[tuple[str, str]]) -> int:
+        items = [
+            SimpleNamespace(type="message", role=role, content=text) for role, text in messages
+        ]
+        return self._count_items(items)
+
+    # -- requests ----------------------------------------------------------------
+
+    async def _post_json(self, path: str, payload: dict[str, Any]) -> Response:
+        reply = await self.http.post(path, json=payload)
+        try:
+            body = reply.json()
+        except ValueError:
+            body = reply.text
+        return Response(status=reply.status_code, body=body)
+
+    def query(self, text: str, conversation: str | None) -> Response:
+        payload: dict[str, Any] = {"query": text, "generate_topic_summary": False}
+        if conversation:
+            payload["conversation_id"] = conversation
+        response = self.run(self._post_json("/v1/query", payload))
+        if response.status == 200 and isinstance(response.body, dict):
+            response.answer = response.body.get("response", "")
+            response.conversation = response.body.get("conversation_id")
+        return response
+
+    def responses(
+        self,
+        value: str | list[dict[str, Any]],
+        conversation: str | None,
+        *,
+        store: bool = True,
+        previous_response_id: str | None = None,
+    ) -> Response:
+        payload: dict[str, Any] = {
+            "input": value,
+            "store": store,
+            "stream": False,
+            "generate_topic_summary": False,
+        }
+        if conversation:
+            payload["conversation"] = conversation
+        if previous_response_id:
+            payload["previous_response_id"] = previous_response_id
+        response = self.run(self._post_json("/v1/responses", payload))
+        if response.status == 200 and isinstance(response.body, dict):
+            response.answer = _output_text(response.body.get("output") or [])
+            response.conversation = response.body.get("conversation")
+            response.response_id = response.body.get("id")
+        return response
+
+    def stream(
+        self,
+        path: str,
+        payload: dict[str, Any],
+        *,
+        stop_after: int | None = None,
+        interrupt: bool = False,
+    ) -> Response:
+        """POST to a streaming endpoint and read its SSE events.
+
+        ``stop_after``: stop reading after that many text deltas, either by
+        the tree's interrupt endpoint (``interrupt``) or by closing the
+        connection (a client that stops reading).
+        """
+        return self.run(self._stream(path, payload, stop_after, interrupt))
+
+    async def _stream(
+        self, path: str, payload: dict[str, Any], stop_after: int | None, interrupt: bool
+    ) -> Response:
+        response = Response(status=0)
+        deltas = 0
+        async with self.http.stream("POST", path, json=payload) as reply:
+            response.status = reply.status_code
+            if reply.status_code != 200:
+                await reply.aread()
+                response.body = reply.text
+                return response
+            async for event in _sse(reply.aiter_lines()):
+                response.events.append(event)
+                _absorb(response, event)
+                if event.get("_delta") is not None:
+                    deltas += 1
+                    if stop_after is not None and deltas >= stop_after:
+                        if interrupt and response.request_id:
+                            await self.http.post(
+                                "/v1/streaming_query/interrupt",
+                                json={"request_id": response.request_id},
+                            )
+                            continue
+                        break
+        return response
+
+    # -- what OGX holds ------------------------------------------------------------
+
+    def items(self, conversation: str) -> list[ItemView]:
+        return self.run(self._items(conversation))
+
+    async def _items(self, conversation: str) -> list[ItemView]:
+        conv = conversation if conversation.startswith("conv_") else f"conv_{conversation}"
+        views: list[ItemView] = []
+        async for item in self.ogx.conversations.items.list(conv, order="asc", limit=100):
+            if getattr(item, "type", None) != "message":
+                views.append(ItemView(str(getattr(item, "type", "?")), "", ""))
+                continue
+            role = str(getattr(item, "role", ""))
+            text = _content_text(getattr(item, "content", None))
+            if text.startswith(self.sentinel):
+                views.append(ItemView("summary", role, text[len(self.sentinel) :].strip()))
+            else:
+                views.append(ItemView("input" if role == "user" else "output", role, text))
+        return views
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:
+        text = getattr(part, "text", None)
+        if text is None:
+            text = getattr(part, "refusal", None)
+        if text is None and isinstance(part, dict):
+            text = part.get("text", part.get("refusal"))
+        if text:
+            parts.append(str(text))
+    return " ".join(parts)
+
+
+def _output_text(output: list[dict[str, Any]]) -> str:
+    return "".join(
+        str(part.get("text", ""))
+        for item in output
+        if item.get("type") == "message"
+        for part in item.get("content") or []
+    )
+
+
+async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+    """SSE events as dicts: ``event`` (name) plus the JSON ``data``."""
+    name = "message"
+    async for line in lines:
+        if line.startswith("event:"):
+            name = line.split(":", 1)[1].strip()
+        elif line.startswith("data:"):
+            raw = line.split(":", 1)[1].strip()
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = {"raw": raw}
+            if not isinstance(data, dict):
+                data = {"value": data}
+            yield {"event": name, **data}
+            name = "message"
+
+
+def _absorb(response: Response, event: dict[str, Any]) -> None:
+    """Pick the answer and ids out of one SSE event (either endpoint's format)."""
+    kind = event.get("event", "")
+    data = event.get("data") if isinstance(event.get("data"), dict) else event
+    assert isinstance(data, dict)
+    etype = str(data.get("type", kind))
+    if kind == "start" or etype == "start":
+        response.conversation = data.get("conversation_id") or response.conversation
+        response.request_id = data.get("request_id") or response.request_id
+    if kind == "error" or etype in ("error", "response.failed"):
+        response.error = json.dumps(data)[:500]
+    if kind == "token" or etype == "token":
+        token = data.get("token")
+        if isinstance(token, str):
+            response.answer += token
+            event["_delta"] = token
+    if etype == "response.output_text.delta":
+        delta = data.get("delta")
+        if isinstance(delta, str):
+            response.answer += delta
+            event["_delta"] = delta
+    if etype in ("response.created", "response.completed"):
+        body = data.get("response") or {}
+        response.response_id = body.get("id") or response.response_id
+        conv = body.get("conversation")
+        response.conversation = conv or response.conversation
+
+
+def message_view(message: dict[str, Any], sentinel: str) -> ItemView:
+    """A chat message the fake LLM received, in the lockstep's view."""
+    role = str(message.get("role", ""))
+    text = message_text(message)
+    if text.startswith(SUMMARY_PREFIX):
+        return ItemView("summary", role, text[len(SUMMARY_PREFIX) :].strip())
+    if text.startswith(sentinel):
+        return ItemView("summary", role, text[len(sentinel) :].strip())
+    return ItemView("input" if role == "user" else "output", role, text)

@@ -1,0 +1,53 @@
+"""Tests that run inside a lightspeed-stack tree's own Python 3.12 environment.
+
+``tests/lightspeed/test_lightspeed.py`` builds the environment and runs this
+folder there, with ``CTXAUDIT_LIGHTSPEED_TREE`` naming the tree and its
+``src`` on ``sys.path``. Run anywhere else (ctxaudit's own interpreter), the
+folder collects nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TREE = os.environ.get("CTXAUDIT_LIGHTSPEED_TREE", "")
+if not TREE:
+    collect_ignore_glob = ["*.py"]
+
+
+@pytest.fixture(scope="session")
+def tree() -> Path:
+    return Path(TREE)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    label = os.environ.get("CTXAUDIT_LIGHTSPEED_LABEL", TREE)
+    return f"ctxaudit: lightspeed-stack target {label}"
+
+
+@pytest.fixture(scope="session")
+def reproduction() -> dict[str, str | None]:
+    """Each known finding's program on this tree: its failure message, or None."""
+    from tests.lightspeed.inenv import programs
+
+    return {finding_id: programs.run(finding_id) for finding_id in programs.PROGRAMS}
+
+
+@pytest.fixture(scope="session")
+def reproducing(reproduction: dict[str, str | None]) -> tuple[object, ...]:
+    """The known findings that reproduce here (the lockstep leaves their regions out)."""
+    from ctxaudit.targets.lightspeed.findings import BY_ID
+
+    return tuple(BY_ID[fid] for fid, message in reproduction.items() if message is not None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_service() -> Iterator[None]:
+    yield
+    from tests.lightspeed.inenv import service
+
+    service.stop()

@@ -1,0 +1,71 @@
+"""Fixed programs: one per known finding, each the shortest run that shows it.
+
+A program drives :class:`LightspeedMachine` (with nothing left out) through
+explicit steps, the way a shrunk counterexample reads. It reproduces when the
+machine raises an AssertionError naming the finding's property.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.lightspeed.inenv.test_lockstep import LightspeedMachine, Send
+
+Program = Callable[[LightspeedMachine], None]
+
+
+def query_compacted(state: LightspeedMachine) -> None:
+    """Two short turns, then a /v1/query one token over the limit: turn 1 is folded."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="query", send=Send())
+    state.request(conv=conv, path="query", send=Send(size="over_limit"))
+
+
+def streaming_query_compacted(state: LightspeedMachine) -> None:
+    """As :func:`query_compacted`, on /v1/streaming_query."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="query", send=Send())
+    state.request(conv=conv, path="streaming_query", send=Send(size="over_limit"))
+
+
+def buffer_turns_lost(state: LightspeedMachine) -> None:
+    """A fold keeps turn 2 verbatim; the next request is compacted (a marker exists)."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses", send=Send())
+    state.request(conv=conv, path="responses", send=Send(size="over_limit"))
+    state.request(conv=conv, path="responses", send=Send())
+
+
+def buffer_splits_turns(state: LightspeedMachine) -> None:
+    """Turn 2 has a two-item input; the fold of turn 1 should keep all of turn 2."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses", send=Send(form="items"))
+    state.request(conv=conv, path="responses", send=Send(size="over_limit"))
+
+
+def unstored_not_compacted(state: LightspeedMachine) -> None:
+    """A store=false request one token over the limit, after two short turns."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses", send=Send())
+    state.request(conv=conv, path="responses", send=Send(size="over_limit", store=False))
+
+
+PROGRAMS: dict[str, Program] = {
+    "LS-QUERY-COMPACTED-FAILS": query_compacted,
+    "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
+    "LS-BUFFER-TURNS-LOST": buffer_turns_lost,
+    "LS-BUFFER-SPLITS-TURNS": buffer_splits_turns,
+    "LS-UNSTORED-NOT-COMPACTED": unstored_not_compacted,
+}
+
+
+def run(finding_id: str) -> str | None:
+    """The property's failure message, or None when the program passes."""
+    state = LightspeedMachine()
+    try:
+        PROGRAMS[finding_id](state)
+    except AssertionError as exc:
+        return str(exc)
+    finally:
+        state.teardown()
+    return None

@@ -1,0 +1,32 @@
+"""Regression tests of the known lightspeed-stack findings.
+
+A finding registered for this tree must reproduce here, with a failure of
+the property it names; when the tree is fixed the test fails and the
+registry (``ctxaudit/targets/lightspeed/findings.py``) is updated. A finding
+not registered here is reported either way, never failed: other trees are
+what the audit reports on.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ctxaudit.targets.lightspeed.findings import FINDINGS, Finding
+
+TAG = os.environ.get("CTXAUDIT_LIGHTSPEED_TAG") or None
+COMMIT = os.environ.get("CTXAUDIT_LIGHTSPEED_COMMIT") or None
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
+def test_known_finding(finding: Finding, reproduction: dict[str, str | None]) -> None:
+    message = reproduction[finding.id]
+    print(f"{finding.id} ({finding.prop}): {'reproduces' if message else 'does not reproduce'}")
+    if not finding.registered_for(TAG, COMMIT):
+        pytest.skip(f"{finding.id} is not registered for this tree; reproduces: {bool(message)}")
+    assert message is not None, (
+        f"{finding.id} no longer reproduces on this tree ({finding.summary}); "
+        "narrow or remove it in ctxaudit/targets/lightspeed/findings.py"
+    )
+    assert message.startswith(finding.prop) or f"{finding.prop}:" in message, message
