@@ -20,6 +20,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+    parser.addoption(
+        "--lightspeed-repo",
+        default="",
+        metavar="PATH",
+        help="lightspeed-stack's git repository (a clone, a bundle or a working tree); "
+        "also CTXAUDIT_LIGHTSPEED_REPO. Without it the lightspeed-stack tests skip.",
+    )
+    parser.addoption(
+        "--lightspeed",
+        default="",
+        metavar="SPEC",
+        help="the lightspeed-stack tree to test: lightspeed-stack==TAG, lightspeed-stack@REV "
+        "or a path to a working tree. Default: the repository's main.",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("--gitreins")
     if spec:  # an explicit spec is checked before anything runs

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
@@ -66,12 +68,38 @@ def summarize(texts: Sequence[str]) -> str:
 
 
 def _run_yaml(ogx_dir: Path, llm_url: str, package: str) -> str:
-    """OGX's run configuration: the fake LLM as its only inference provider."""
-    del package  # the same shape serves llama-stack 0.6 and OGX 1.0
+    """OGX's run configuration: the fake LLM as its only inference provider.
+
+    ``package`` is ``ogx`` (OGX 1.x: a ``responses`` API, builtin provider) or
+    ``llama_stack`` (Llama Stack 0.6: responses are part of ``agents``).
+    """
+    if package == "ogx":
+        apis = "[inference, responses, conversations, files, tool_runtime, vector_io]"
+        responses = f"""\
+  responses:
+  - provider_id: builtin
+    provider_type: inline::builtin
+    config:
+      persistence:
+        responses: {{table_name: agents_responses, backend: sql_default}}
+"""
+    else:
+        apis = "[agents, inference, files, safety, tool_runtime, vector_io]"
+        responses = f"""\
+  safety: []
+  agents:
+  - provider_id: meta-reference
+    provider_type: inline::meta-reference
+    config:
+      persistence:
+        agent_state: {{namespace: agents_state, backend: kv_default}}
+        responses: {{table_name: agents_responses, backend: sql_default}}
+"""
     return f"""\
 version: 2
 distro_name: ctxaudit
-apis: [inference, responses, conversations, files, tool_runtime, vector_io]
+image_name: ctxaudit
+apis: {apis}
 providers:
   inference:
   - provider_id: {PROVIDER_ID}
@@ -85,13 +113,7 @@ providers:
       storage_dir: "{ogx_dir}/files"
   tool_runtime: []
   vector_io: []
-  responses:
-  - provider_id: builtin
-    provider_type: inline::builtin
-    config:
-      persistence:
-        responses: {{table_name: agents_responses, backend: sql_default}}
-storage:
+{responses}storage:
   backends:
     kv_default: {{type: kv_sqlite, db_path: "{ogx_dir}/kv.db"}}
     sql_default: {{type: sql_sqlite, db_path: "{ogx_dir}/sql.db"}}
@@ -99,8 +121,6 @@ storage:
     metadata: {{namespace: registry, backend: kv_default}}
     inference: {{table_name: inference_store, backend: sql_default}}
     conversations: {{table_name: openai_conversations, backend: sql_default}}
-    prompts: {{table_name: prompts, backend: sql_default}}
-    connectors: {{table_name: connectors, backend: sql_default}}
 registered_resources:
   models:
   - {{model_id: {MODEL_ID}, provider_id: {PROVIDER_ID}, provider_model_id: {MODEL_ID}, \
@@ -226,7 +246,8 @@ class Service:
         ogx_dir = self.folder / "ogx"
         ogx_dir.mkdir()
         run_yaml = self.folder / "run.yaml"
-        run_yaml.write_text(_run_yaml(ogx_dir, self.llm.base_url, "ogx"))
+        package = "ogx" if _has_module("ogx.core.library_client") else "llama_stack"
+        run_yaml.write_text(_run_yaml(ogx_dir, self.llm.base_url, package))
         service_yaml = self.folder / "lightspeed-stack.yaml"
         service_yaml.write_text(_service_yaml(self.folder, run_yaml, self.config))
         os.environ["LIGHTSPEED_STACK_CONFIG_PATH"] = str(service_yaml)
@@ -262,6 +283,7 @@ class Service:
         self.loop.close()
         self.llm.stop()
         self.clock.remove()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def run(self, awaitable: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(awaitable)
@@ -385,6 +407,13 @@ class Service:
         return views
 
 
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _content_text(content: Any) -> str:
     if content is None:
         return ""
@@ -465,4 +494,5 @@ def message_view(message: dict[str, Any], sentinel: str) -> ItemView:
         return ItemView("summary", role, text[len(SUMMARY_PREFIX) :].strip())
     if text.startswith(sentinel):
         return ItemView("summary", role, text[len(sentinel) :].strip())
-    return ItemView("input" if role == "user" else "output", role, text)
+    kinds = {"user": "input", "system": "system"}
+    return ItemView(kinds.get(role, "output"), role, text)

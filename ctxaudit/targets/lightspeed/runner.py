@@ -1,0 +1,118 @@
+"""Run the in-environment suite (``tests/lightspeed/inenv``) against one tree.
+
+ctxaudit runs on Python 3.11; a lightspeed-stack tree needs 3.12 and its own
+locked dependencies. This module, on ctxaudit's side, resolves the tree,
+builds (or reuses) its environment, and runs pytest there as a child process
+with the tree's ``src`` and ctxaudit on its path, the same Hypothesis profile
+and seed, and ``CTXAUDIT_LIGHTSPEED_*`` naming the tree. The child's output is
+kept whole; :func:`summary` picks out what a reader needs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxaudit.targets.lightspeed import env as lsenv
+from ctxaudit.targets.lightspeed.tree import REPO_ROOT, LightspeedTree
+
+INENV = "tests/lightspeed/inenv"
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    tree: LightspeedTree
+    env: lsenv.LightspeedEnv
+    returncode: int
+    output: str
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return self.returncode == 0
+
+
+def child_env(
+    env: lsenv.LightspeedEnv, tree: LightspeedTree, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    environ = lsenv.child_environ(env, tree)
+    environ.update(
+        CTXAUDIT_LIGHTSPEED_TREE=str(tree.root),
+        CTXAUDIT_LIGHTSPEED_LABEL=tree.label,
+        CTXAUDIT_LIGHTSPEED_TAG=tree.tag or "",
+        CTXAUDIT_LIGHTSPEED_COMMIT=tree.commit or "",
+        OTEL_ANONYMIZATION_SECRET="ctxaudit",
+    )
+    environ.update(extra or {})
+    return environ
+
+
+def run_suite(
+    tree: LightspeedTree,
+    pytest_args: Sequence[str] = (),
+    *,
+    profile: str | None = None,
+    seed: str | None = None,
+    extra_env: dict[str, str] | None = None,
+    log: Callable[[str], None] = lambda _: None,
+    timeout: float = 1800,
+) -> ChildRun:
+    """pytest on ``tests/lightspeed/inenv`` (or ``pytest_args``) in the tree's environment."""
+    env = lsenv.ensure_env(tree, log=log)
+    extra = dict(extra_env or {})
+    if profile:
+        extra["CTXAUDIT_PROFILE"] = profile
+    args = [
+        str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:warnings",
+        "--show-capture=no", "-q", "-rfEs",
+    ]  # fmt: skip
+    if seed is not None:
+        args.append(f"--hypothesis-seed={seed}")
+    args += list(pytest_args) or [INENV]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            args,
+            cwd=REPO_ROOT,
+            env=child_env(env, tree, extra),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        code, output = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        code, output = 124, out + f"\nctxaudit: the suite did not end within {timeout:.0f} s"
+    return ChildRun(tree, env, code, output, time.monotonic() - started)
+
+
+_FAILURE_START = re.compile(r"^_{3,} .* _{3,}$")
+
+
+def summary(output: str, limit: int = 90) -> str:
+    """The failures' assertion messages and the short summary, at most ``limit`` lines."""
+    lines = output.splitlines()
+    keep: list[str] = []
+    for line in lines:
+        if line.startswith("E ") or _FAILURE_START.match(line):
+            keep.append(line)
+    tail = [ln for ln in lines if re.match(r"^(FAILED|ERROR|SKIPPED|\d+ (passed|failed))", ln)]
+    text = keep[: limit - len(tail)] + tail
+    return "\n".join(text) if text else "\n".join(lines[-limit:])
+
+
+def environment_seconds(env: lsenv.LightspeedEnv) -> float | None:
+    """The build time of ``env`` when this run built it (None when it was reused)."""
+    return env.build_seconds
+
+
+def repo_or_none(option: str | None) -> Path | None:
+    from ctxaudit.targets.lightspeed.tree import repo_from
+
+    return repo_from(option or os.environ.get("CTXAUDIT_LIGHTSPEED_REPO"))

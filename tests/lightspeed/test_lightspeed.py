@@ -1,0 +1,81 @@
+"""lightspeed-stack as a target: the in-environment suite, run on real trees.
+
+Needs the repository (``--lightspeed-repo=PATH`` or ``CTXAUDIT_LIGHTSPEED_REPO``:
+a clone, a git bundle or a working tree); without it these tests skip with one
+line saying so. Each tree runs in its own Python 3.12 environment built from
+its ``uv.lock`` (cached under ``.cache/lightspeed/envs/``), as a child pytest
+on ``tests/lightspeed/inenv`` with this session's Hypothesis profile and seed.
+
+- the lockstep and the known findings on the selected tree
+  (``--lightspeed=SPEC``, default the repository's ``main``);
+- the history of LCORE-3883: commit 41d55b98 stores a compacted /v1/query
+  turn (S6 holds); release 0.6.0 does not, and the lockstep shrinks that to a
+  two-request program that shows the missing turn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+from ctxaudit.targets.lightspeed import runner
+from ctxaudit.targets.lightspeed.tree import LightspeedTree, TargetError, resolve
+
+pytestmark = pytest.mark.lightspeed
+
+
+@pytest.fixture(scope="session")
+def lightspeed_repo(request: pytest.FixtureRequest) -> Path:
+    repo = runner.repo_or_none(request.config.getoption("--lightspeed-repo") or None)
+    if repo is None:
+        pytest.skip(
+            "lightspeed-stack tests need its repository: give --lightspeed-repo=PATH "
+            "(a clone, a git bundle or a working tree) or set CTXAUDIT_LIGHTSPEED_REPO"
+        )
+    return repo
+
+
+def _tree(spec: str, repo: Path) -> LightspeedTree:
+    try:
+        return resolve(spec, repo)
+    except TargetError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _run(
+    tree: LightspeedTree, request: pytest.FixtureRequest, args: list[str], **env: str
+) -> runner.ChildRun:
+    seed = request.config.getoption("hypothesis_seed", default=None)
+    profile = settings._current_profile  # the profile this session loaded
+    run = runner.run_suite(
+        tree, args, profile=profile, seed=None if seed is None else str(seed), extra_env=env
+    )
+    print(f"{tree.label}: {run.seconds:.1f} s in its environment {run.env.lock_hash}")
+    print(runner.summary(run.output))
+    return run
+
+
+def test_lockstep_and_findings(lightspeed_repo: Path, request: pytest.FixtureRequest) -> None:
+    """S1-S3, S6, S9, C1 and the registered findings on the selected tree."""
+    spec = request.config.getoption("--lightspeed") or "lightspeed-stack@main"
+    tree = _tree(spec, lightspeed_repo)
+    run = _run(tree, request, [runner.INENV])
+    assert run.passed, f"{tree.label}:\n{runner.summary(run.output)}"
+
+
+@pytest.mark.parametrize(
+    ("spec", "expect"),
+    [("lightspeed-stack@41d55b98", "holds"), ("lightspeed-stack==0.6.0", "fails")],
+    ids=["41d55b98-stores", "0.6.0-loses"],
+)
+def test_history_of_compacted_query(
+    spec: str, expect: str, lightspeed_repo: Path, request: pytest.FixtureRequest
+) -> None:
+    """LCORE-3883: S6 for a compacted /v1/query, before and after the refactors."""
+    tree = _tree(spec, lightspeed_repo)
+    args = [f"{runner.INENV}/test_history.py", "-s"]
+    run = _run(tree, request, args, CTXAUDIT_LIGHTSPEED_HISTORY=expect)
+    assert run.passed, f"{tree.label} ({expect}):\n{runner.summary(run.output)}"
+    assert "passed" in run.output and "skipped" not in run.output.splitlines()[-1]
