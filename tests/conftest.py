@@ -19,7 +19,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ".cache/, or a path to a source tree that has engine/. Default: the pinned version.",
     )
 
-
     parser.addoption(
         "--lightspeed-repo",
         default="",

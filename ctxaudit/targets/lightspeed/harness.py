@@ -75,25 +75,25 @@ def _run_yaml(ogx_dir: Path, llm_url: str, package: str) -> str:
     """
     if package == "ogx":
         apis = "[inference, responses, conversations, files, tool_runtime, vector_io]"
-        responses = f"""\
+        responses = """\
   responses:
   - provider_id: builtin
     provider_type: inline::builtin
     config:
       persistence:
-        responses: {{table_name: agents_responses, backend: sql_default}}
+        responses: {table_name: agents_responses, backend: sql_default}
 """
     else:
         apis = "[agents, inference, files, safety, tool_runtime, vector_io]"
-        responses = f"""\
+        responses = """\
   safety: []
   agents:
   - provider_id: meta-reference
     provider_type: inline::meta-reference
     config:
       persistence:
-        agent_state: {{namespace: agents_state, backend: kv_default}}
-        responses: {{table_name: agents_responses, backend: sql_default}}
+        agent_state: {namespace: agents_state, backend: kv_default}
+        responses: {table_name: agents_responses, backend: sql_default}
 """
     return f"""\
 version: 2
