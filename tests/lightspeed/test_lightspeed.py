@@ -15,13 +15,15 @@ on ``tests/lightspeed/inenv`` with this session's Hypothesis profile and seed.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from ctxaudit.targets.lightspeed import runner
-from ctxaudit.targets.lightspeed.tree import LightspeedTree, TargetError, resolve
+from ctxaudit.targets.lightspeed.tree import LightspeedTree, TargetError, from_path, resolve
+from tests.lightspeed import breaks
 
 pytestmark = pytest.mark.lightspeed
 
@@ -79,3 +81,32 @@ def test_history_of_compacted_query(
     run = _run(tree, request, args, CTXAUDIT_LIGHTSPEED_HISTORY=expect)
     assert run.passed, f"{tree.label} ({expect}):\n{runner.summary(run.output)}"
     assert "passed" in run.output and "skipped" not in run.output.splitlines()[-1]
+
+
+def test_hand_made_breaks_are_caught(
+    lightspeed_repo: Path, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Each break of main (tests/lightspeed/breaks.py) fails the lockstep with its property.
+
+    Mutation profile (derandomized, no shrinking); two breaks run at a time,
+    each in its own child process.
+    """
+    spec = request.config.getoption("--lightspeed") or "lightspeed-stack@main"
+    base = _tree(spec, lightspeed_repo)
+
+    def check(brk: breaks.Break) -> str | None:
+        copy = breaks.apply(base.root, tmp_path / brk.name, brk)
+        broken = from_path(copy, spec=f"{spec} + {brk.name}")
+        run = runner.run_suite(
+            broken, [f"{runner.INENV}/test_lockstep.py", "-x"], profile="mutation"
+        )
+        print(f"{brk.name:<24} {run.seconds:5.1f} s  {'caught' if not run.passed else 'MISSED'}")
+        if run.passed:
+            return f"{brk.name} ({brk.what}): not caught"
+        if f"{brk.prop}:" not in run.output:
+            return f"{brk.name}: failed, but not on {brk.prop}:\n{runner.summary(run.output)}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        problems = [p for p in pool.map(check, breaks.BREAKS) if p]
+    assert not problems, "\n".join(problems)

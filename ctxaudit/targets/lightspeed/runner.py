@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,6 +77,10 @@ def run_suite(
         args.append(f"--hypothesis-seed={seed}")
     args += list(pytest_args) or [INENV]
     started = time.monotonic()
+    # its own temporary folder: trees write fixed names there (the enriched
+    # llama-stack config), which runs side by side must not share
+    scratch = tempfile.mkdtemp(prefix="ctxaudit-ls-run-")
+    extra["TMPDIR"] = scratch
     try:
         proc = subprocess.run(
             args,
@@ -89,6 +95,8 @@ def run_suite(
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         code, output = 124, out + f"\nctxaudit: the suite did not end within {timeout:.0f} s"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return ChildRun(tree, env, code, output, time.monotonic() - started)
 
 
