@@ -55,18 +55,36 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "S8": "one writer",
         "C1": "compaction trigger",
     },
+    "lightspeed-stack": {
+        "S1": "whose turn",
+        "S2": "what is stored",
+        "S3": "once",
+        "S4": "hand-over (needs an owner: not in these trees)",
+        "S5": "nothing slips through (needs an owner: not in these trees)",
+        "S6": "the conversation",
+        "S7": "failed writes (not driven yet)",
+        "S8": "one writer (needs an owner: not in these trees)",
+        "S9": "compaction is invisible",
+        "C1": "compaction trigger",
+    },
 }
-SUITES = {"gitreins": ["tests/gitreins"], "ledger": ["tests/settlement"]}
+SUITES = {
+    "gitreins": ["tests/gitreins"],
+    "ledger": ["tests/settlement"],
+    "lightspeed-stack": ["tests/lightspeed/inenv"],
+}
+LIGHTSPEED = "lightspeed-stack"
 # Tests about the suite itself (release history), not about one target.
-NOT_PER_TARGET = ["tests/gitreins/test_history.py"]
+NOT_PER_TARGET = ["tests/gitreins/test_history.py", "tests/lightspeed/inenv/test_history.py"]
 _PROP_RE = re.compile(r"^((?:[BVSC]\d+)(?:/[BVSC]\d+)*)\b")
 
 
 @dataclass
 class Target:
-    kind: str  # "gitreins" | "ledger"
-    spec: str  # what the suite is given (--gitreins=...)
+    kind: str  # "gitreins" | "ledger" | "lightspeed-stack"
+    spec: str  # what the suite is given (--gitreins=..., a lightspeed-stack spec)
     version: str
+    repo: Path | None = None  # lightspeed-stack: the repository the spec is resolved in
 
     @property
     def label(self) -> str:
@@ -102,10 +120,14 @@ class TargetReport:
         return self.exit_status == 0 and all(v != "fails" for v in self.verdicts.values())
 
 
-def parse_target(spec: str) -> list[Target]:
+def parse_target(spec: str, lightspeed_repo: Path | None = None) -> list[Target]:
     """``ledger``, ``gitreins==X``, ``gitreins>=X`` (a range), ``gitreins``
-    (pinned) or a path to a gitreins tree. Raises TargetError."""
+    (pinned), a path to a gitreins tree, or a lightspeed-stack spec
+    (``lightspeed-stack==TAG``, ``@REV``, a range of tags, or a path to a
+    working tree, resolved in ``lightspeed_repo``). Raises TargetError."""
     spec = spec.strip()
+    if spec.startswith(LIGHTSPEED) or _is_lightspeed_tree(spec):
+        return _lightspeed_targets(spec, lightspeed_repo)
     if spec == "ledger":
         return [Target("ledger", "ledger", _ledger_version())]
     if spec in ("gitreins", "gitreins==pinned"):
@@ -125,6 +147,30 @@ def parse_target(spec: str) -> list[Target]:
         tree = resolve(spec)
         return [Target("gitreins", str(tree.root), tree.version)]
     raise TargetError(f"target {spec!r}: expected 'ledger', 'gitreins==X', 'gitreins>=X' or a path")
+
+
+def _is_lightspeed_tree(spec: str) -> bool:
+    return (Path(spec).expanduser() / "src/app/endpoints/query.py").is_file()
+
+
+def _lightspeed_targets(spec: str, repo: Path | None) -> list[Target]:
+    from ctxaudit.targets.lightspeed import tree as lstree
+
+    try:
+        trees = lstree.resolve_many(spec, repo)
+    except lstree.TargetError as exc:
+        raise TargetError(str(exc)) from None
+    targets = []
+    for tree in trees:
+        if tree.origin == "path":
+            again = str(tree.root)
+        elif tree.tag:
+            again = f"{LIGHTSPEED}=={tree.tag}"
+        else:
+            again = f"{LIGHTSPEED}@{tree.commit}"
+        version = tree.label.removeprefix(f"{LIGHTSPEED}-")
+        targets.append(Target(LIGHTSPEED, again, version, repo))
+    return targets
 
 
 def published_versions(spec: str) -> list[str]:
@@ -205,23 +251,68 @@ def _pytest(
     """Run pytest on ``paths`` for ``target`` in a fresh process."""
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         results = Path(tmp) / "results.json"
-        cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
+        python, base_env = sys.executable, dict(os.environ)
+        if target.kind == LIGHTSPEED:
+            python, base_env = _lightspeed_process(target, tmp)
+        cmd = [python, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
         cmd += ["-p", "ctxaudit.pytest_results", "--show-capture=no", "--tb=long"]
         cmd += [f"--ignore={p}" for p in NOT_PER_TARGET]
         if target.kind == "gitreins":
             cmd.append(f"--gitreins={target.spec}")
         if seed is not None:
             cmd.append(f"--hypothesis-seed={seed}")
-        env = {**os.environ, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
+        env = {**base_env, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
         env.update(extra_env)
         status, output, elapsed = run_with_ticker(cmd, env, ticker)
         tests = json.loads(results.read_text())["tests"] if results.exists() else []
     return status, tests, output, elapsed
 
 
+def _lightspeed_process(target: Target, tmp: str) -> tuple[str, dict[str, str]]:
+    """The tree's environment python and the child environment (builds it once)."""
+    from ctxaudit.targets.lightspeed import runner
+    from ctxaudit.targets.lightspeed import tree as lstree
+    from ctxaudit.targets.lightspeed.env import ensure_env
+
+    tree = lstree.resolve(target.spec, target.repo)
+    env = ensure_env(tree)
+    return str(env.python), runner.child_env(env, tree, {"TMPDIR": tmp})
+
+
+def _lightspeed_known(target: Target, ticker: Ticker | None) -> list[dict[str, Any]]:
+    """Phase 1 for lightspeed-stack: each known finding's fixed program on the tree."""
+    from ctxaudit.targets.lightspeed import findings as lsfindings
+    from ctxaudit.targets.lightspeed import runner
+
+    path = f"{runner.INENV}/test_findings.py"
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
+        repro = Path(tmp) / "reproduction.json"
+        env = {"CTXAUDIT_LIGHTSPEED_REPRODUCTION": str(repro)}
+        _, tests, output, _ = _pytest(target, [path], "ci", None, env, ticker)
+        shown = json.loads(repro.read_text()) if repro.exists() else {}
+    outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
+    known = []
+    for f in lsfindings.FINDINGS:
+        nodeid = f"{path}::test_known_finding[{f.id}]"
+        known.append(
+            {
+                "id": f.id,
+                "property": f.prop,
+                "summary": f.summary,
+                "region": f.region,
+                "repro": nodeid,
+                "registered": outcome.get(nodeid) in ("passed", "failed"),
+                "affects": f.id in shown.get("reproducing", []),
+            }
+        )
+    return known
+
+
 def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[str, Any]]:
     """Phase 1: which of the target's known findings reproduce on this version
     (their regression tests, run with every known finding assumed)."""
+    if target.kind == LIGHTSPEED:
+        return _lightspeed_known(target, ticker)
     path = KNOWN_FINDINGS_TESTS.get(target.kind)
     if path is None:
         return []

@@ -50,7 +50,7 @@ BREAKS: tuple[Break, ...] = (
     ),
     Break(
         "store-explicit-input",
-        "S6",
+        "S2",
         "the compacted turn is stored with the explicit input instead of the original",
         RESPONSES,
         _APPEND_COMPACTED,
@@ -58,7 +58,7 @@ BREAKS: tuple[Break, ...] = (
     ),
     Break(
         "write-twice",
-        "S6",
+        "S3",
         "the compacted turn is written twice",
         RESPONSES,
         _APPEND_COMPACTED,
@@ -82,8 +82,8 @@ BREAKS: tuple[Break, ...] = (
     ),
     Break(
         "store-ignores-flag",
-        "S6",
-        "a /v1/responses request with store=false is stored (S1: nobody should write)",
+        "S1",
+        "a /v1/responses request with store=false is stored",
         RESPONSES,
         "    api_params = ResponsesApiParams.model_validate(updated_request.model_dump())\n",
         "    api_params = ResponsesApiParams.model_validate(updated_request.model_dump())\n"

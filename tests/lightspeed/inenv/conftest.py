@@ -8,6 +8,7 @@ folder collects nothing.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,11 +43,16 @@ def reproducing(reproduction: dict[str, str | None]) -> tuple[object, ...]:
     """The known findings that reproduce here (the lockstep leaves their regions out)."""
     from ctxaudit.targets.lightspeed.findings import BY_ID
 
-    return tuple(
+    found = tuple(
         BY_ID[fid]
         for fid, message in reproduction.items()
         if message is not None and f"{BY_ID[fid].prop}:" in message
     )
+    record = os.environ.get("CTXAUDIT_LIGHTSPEED_REPRODUCTION")
+    if record:  # the audit reads which known findings affect this tree
+        data = {"reproducing": [f.id for f in found], "messages": reproduction}
+        Path(record).write_text(json.dumps(data, indent=1))
+    return found
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -20,7 +20,9 @@ COMMIT = os.environ.get("CTXAUDIT_LIGHTSPEED_COMMIT") or None
 
 
 @pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
-def test_known_finding(finding: Finding, reproduction: dict[str, str | None]) -> None:
+def test_known_finding(
+    finding: Finding, reproduction: dict[str, str | None], reproducing: tuple[Finding, ...]
+) -> None:
     message = reproduction[finding.id]
     print(f"{finding.id} ({finding.prop}): {'reproduces' if message else 'does not reproduce'}")
     if not finding.registered_for(TAG, COMMIT):

@@ -217,8 +217,9 @@ class LightspeedMachine(RuleBasedStateMachine):
         if conv not in self.ids and response.conversation:
             self.ids[conv] = response.conversation
         sent_before = self.convs[conv]
-        self.convs, _ = model.settle(self.convs, plan, model.Completed(chunks))
-        problems = [self._conversation_problem(conv, program)]  # S6 first: what is kept
+        self.convs, outcome = model.settle(self.convs, plan, model.Completed(chunks))
+        # S6 first: what is kept
+        problems = [self._conversation_problem(conv, program, sent_before, outcome)]
         if response.status != 200 or response.answer != answer or response.error:
             problems.append(
                 f"S9: {program}: expected HTTP 200 with the LLM's answer {answer!r}, got HTTP "
@@ -283,19 +284,47 @@ class LightspeedMachine(RuleBasedStateMachine):
             expected,
         )
 
-    def _conversation_problem(self, conv: str, program: str) -> str | None:
-        """S6: the conversation OGX holds, item by item."""
+    def _conversation_problem(
+        self, conv: str, program: str, before: tuple[model.Turn, ...], outcome: model.Outcome
+    ) -> str | None:
+        """S6 (and which of S1-S3 it shows): the conversation OGX holds, item by item."""
         cid = self.ids.get(conv)
         got = self.ls.items(cid) if cid else []
         expected = [view(kind, c) for _, kind, c in model.flatten(self.convs[conv])]
         if got == expected:
             return None
+        props = f"{shown_by(got, expected, before, outcome)}S6"
         return side_by_side(
-            f"S6: after {program}: conversation {conv} differs from the model",
+            f"{props}: after {program}: conversation {conv} differs from the model",
             "OGX holds",
             got,
             expected,
         )
+
+
+def shown_by(
+    got: list[ItemView],
+    expected: list[ItemView],
+    before: tuple[model.Turn, ...],
+    outcome: model.Outcome,
+) -> str:
+    """Which settlement property an S6 difference shows, when it can tell (``S1/``...).
+
+    With no owner in the tree, what was written is seen only in the
+    conversation: a turn stored that nobody should write (S1), a turn stored
+    twice (S3), a turn whose items are not the original input and output (S2).
+    """
+    kept = len(model.flatten(before))
+    added, wanted = got[kept:], expected[kept:]
+    if got[:kept] != expected[:kept]:
+        return ""
+    if outcome.writer is None and added:
+        return "S1/"
+    if wanted and len(added) > len(wanted) and all(item in wanted for item in added):
+        return "S3/"  # the turn's items, some of them more than once
+    if wanted and added and added[-1] == wanted[-1]:  # the answer is there, not as it should be
+        return "S2/"
+    return ""
 
 
 def side_by_side(title: str, label: str, got: list[ItemView], expected: list[ItemView]) -> str:
