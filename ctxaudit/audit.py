@@ -488,7 +488,8 @@ def render_markdown(report: TargetReport) -> str:
         "",
     ]
     lines.append(
-        "From `ctxaudit/findings.py`; each was checked on this version by its regression test. "
+        f"From `{_registry_file(report.target)}`; each was checked on this version by its "
+        "regression test. "
         "Properties are checked everywhere outside these regions."
     )
     lines.append("")
@@ -507,8 +508,23 @@ def _heading(f: Finding) -> str:
     return f.message if f.message.startswith(props) else f"{props}: {f.message}"
 
 
+def _registry_file(target: str) -> str:
+    if target == LIGHTSPEED:
+        return "ctxaudit/targets/lightspeed/findings.py"
+    return "ctxaudit/findings.py"
+
+
 def rerun_command(report: TargetReport, nodeid: str) -> str:
     """The command that reruns one test against this target, same profile and seed."""
+    if report.target == LIGHTSPEED:  # the in-environment suite, through its runner test
+        cmd = (
+            f"CTXAUDIT_PROFILE={report.profile} bin/ctxaudit test "
+            "tests/lightspeed/test_lightspeed.py::test_lockstep_and_findings "
+            f"--lightspeed-repo=REPO '--lightspeed={report.spec}'"
+        )
+        if report.seed is not None:
+            cmd += f" --hypothesis-seed={report.seed}"
+        return cmd
     cmd = f"CTXAUDIT_PROFILE={report.profile} bin/ctxaudit test '{nodeid}'"
     affecting = ",".join(k["id"] for k in report.known if k["affects"])
     if report.target in KNOWN_FINDINGS_TESTS:  # the same regions left out as in the audit

@@ -42,3 +42,43 @@ def test_bad_usage_is_one_line_and_exit_2(args: list[str], says: str) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _git_repo(path: Path) -> Path:
+    """A tiny git repository (not lightspeed-stack) with one commit and tag 0.1.0."""
+    path.mkdir()
+    for cmd in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty",
+         "-m", "first"],
+        ["git", "tag", "0.1.0"],
+    ):  # fmt: skip
+        subprocess.run(cmd, cwd=path, check=True, capture_output=True)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("target", "repo", "says"),
+    [
+        ("lightspeed-stack==0.6.2", None, "--lightspeed-repo=PATH"),
+        ("lightspeed-stack==0.6.2", "missing", "does not exist"),
+        ("lightspeed-stack==9.9.9", "git", "no tag '9.9.9'"),
+        ("lightspeed-stack@deadbeef", "git", "no commit, branch or tag 'deadbeef'"),
+        ("lightspeed-stack==0.1.0", "git", "is not a lightspeed-stack tree"),
+        ("lightspeed-stack>=5.0", "git", "no tag in"),
+    ],
+)
+def test_lightspeed_target_errors_are_one_line_and_exit_2(
+    target: str, repo: str | None, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CTXAUDIT_LIGHTSPEED_REPO", raising=False)
+    monkeypatch.setenv("CTXAUDIT_CACHE", str(tmp_path / "cache"))
+    args = ["--target", target]
+    if repo == "missing":
+        args += ["--lightspeed-repo", str(tmp_path / "nowhere")]
+    elif repo == "git":
+        args += ["--lightspeed-repo", str(_git_repo(tmp_path / "repo"))]
+    proc = audit(*args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], proc.stderr
