@@ -14,13 +14,14 @@ def gitreins(pytestconfig: pytest.Config) -> GitreinsModules:
     return load(resolve(pytestconfig.getoption("--gitreins")))
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def no_programs_on_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The evaluator gathers code context with ``git`` in its workdir (a fresh
     temporary folder with no repository, so there is never any). With nothing
     on PATH those calls fail at once instead of costing four process starts
     per example (measured in one run on this machine: 49 ms -> 21 ms per evaluation).
-    What the LLM is sent is the same: no code context either way."""
+    What the LLM is sent is the same: no code context either way. Package scope:
+    the empty PATH ends with tests/gitreins (tests after it run git)."""
     empty = tmp_path_factory.mktemp("empty-path")
     saved = os.environ.get("PATH")
     os.environ["PATH"] = str(empty)
