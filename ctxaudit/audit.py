@@ -169,6 +169,9 @@ def _lightspeed_targets(spec: str, repo: Path | None) -> list[Target]:
         else:
             again = f"{LIGHTSPEED}@{tree.commit}"
         version = tree.label.removeprefix(f"{LIGHTSPEED}-")
+        rev = spec.partition("@")[2]
+        if tree.origin == "rev" and rev and not re.fullmatch(r"[0-9a-f]{7,40}", rev):
+            version = f"{rev.replace('/', '-')}-g{(tree.commit or '')[:7]}"  # main-gcd1a048
         targets.append(Target(LIGHTSPEED, again, version, repo))
     return targets
 
