@@ -19,7 +19,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from ctxaudit.bench import calibrate
 from ctxaudit.targets.lightspeed.fake_llm import Reply
-from tests.lightspeed.inenv import service
+from tests.lightspeed.inenv import programs, service
 from tests.lightspeed.inenv.test_lockstep import LightspeedMachine
 
 
@@ -56,6 +56,8 @@ def main() -> None:
             counted.append(1)
             super().teardown()
 
+    reproduction = {fid: programs.run(fid) for fid in programs.PROGRAMS}
+    Counted.excluded = programs.reproducing(reproduction)
     t0 = time.monotonic()
     run_state_machine_as_test(
         Counted,

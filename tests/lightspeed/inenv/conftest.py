@@ -41,13 +41,9 @@ def reproduction() -> dict[str, str | None]:
 @pytest.fixture(scope="session")
 def reproducing(reproduction: dict[str, str | None]) -> tuple[object, ...]:
     """The known findings that reproduce here (the lockstep leaves their regions out)."""
-    from ctxaudit.targets.lightspeed.findings import BY_ID
+    from tests.lightspeed.inenv import programs
 
-    found = tuple(
-        BY_ID[fid]
-        for fid, message in reproduction.items()
-        if message is not None and f"{BY_ID[fid].prop}:" in message
-    )
+    found = programs.reproducing(reproduction)
     record = os.environ.get("CTXAUDIT_LIGHTSPEED_REPRODUCTION")
     if record:  # the audit reads which known findings affect this tree
         data = {"reproducing": [f.id for f in found], "messages": reproduction}

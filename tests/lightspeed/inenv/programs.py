@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ctxaudit.targets.lightspeed.findings import BY_ID, Finding
 from tests.lightspeed.inenv.test_lockstep import LightspeedMachine, Send
 
 Program = Callable[[LightspeedMachine], None]
@@ -69,3 +70,12 @@ def run(finding_id: str) -> str | None:
     finally:
         state.teardown()
     return None
+
+
+def reproducing(reproduction: dict[str, str | None]) -> tuple[Finding, ...]:
+    """The known findings whose program fails on the property they name."""
+    return tuple(
+        BY_ID[fid]
+        for fid, message in reproduction.items()
+        if message is not None and f"{BY_ID[fid].prop}:" in message
+    )
