@@ -115,11 +115,6 @@ def summary(output: str, limit: int = 90) -> str:
     return "\n".join(text) if text else "\n".join(lines[-limit:])
 
 
-def environment_seconds(env: lsenv.LightspeedEnv) -> float | None:
-    """The build time of ``env`` when this run built it (None when it was reused)."""
-    return env.build_seconds
-
-
 def repo_or_none(option: str | None) -> Path | None:
     from ctxaudit.targets.lightspeed.tree import repo_from
 
