@@ -15,6 +15,7 @@ fixed, and the entry is then narrowed or removed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,13 @@ Region = Callable[[model.Plan, Sequence[model.Turn]], bool]
 
 #: main's head in the repository copy of 2026-08-21
 MAIN = "cd1a0484"
+#: the 0.6 line: its tags and release/0.6's head
+RELEASE_06 = frozenset({"0.6.0", "0.6.1", "0.6.2", "b56fe5cb"})
+
+
+def names_property(message: str, prop: str) -> bool:
+    """True when a failure message names ``prop`` (``S6: ...``, ``S1/S6: ...``)."""
+    return re.search(rf"(^|\n)(\w+/)*{prop}[:/]", message) is not None
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,10 @@ def _uncovered_turn_not_a_pair(plan: model.Plan, turns: Sequence[model.Turn]) ->
 
 def _unstored_compacted(plan: model.Plan, turns: Sequence[model.Turn]) -> bool:
     return plan.compacted and not plan.request.store
+
+
+def _unstored(plan: model.Plan, turns: Sequence[model.Turn]) -> bool:
+    return not plan.request.store
 
 
 FINDINGS: tuple[Finding, ...] = (
@@ -139,6 +151,17 @@ FINDINGS: tuple[Finding, ...] = (
         region="responses paths, store=false, compacted",
         in_region=_unstored_compacted,
         registered=frozenset({MAIN}),
+    ),
+    Finding(
+        id="LS-UNSTORED-STORED",
+        prop="S1",
+        summary=(
+            "a /v1/responses request with store=false (blocking or streaming) is stored in "
+            "its conversation all the same; fixed by 0.7.0rc1"
+        ),
+        region="responses paths, store=false",
+        in_region=_unstored,
+        registered=RELEASE_06,
     ),
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ctxaudit.targets.lightspeed.findings import BY_ID, Finding
+from ctxaudit.targets.lightspeed.findings import BY_ID, Finding, names_property
 from tests.lightspeed.inenv.test_lockstep import LightspeedMachine, Send
 
 Program = Callable[[LightspeedMachine], None]
@@ -51,12 +51,19 @@ def unstored_not_compacted(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="responses", send=Send(size="over_limit", store=False))
 
 
+def unstored_stored(state: LightspeedMachine) -> None:
+    """A short store=false request on /v1/responses: nobody may store it."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses", send=Send(store=False))
+
+
 PROGRAMS: dict[str, Program] = {
     "LS-QUERY-COMPACTED-FAILS": query_compacted,
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
     "LS-BUFFER-TURNS-LOST": buffer_turns_lost,
     "LS-BUFFER-SPLITS-TURNS": buffer_splits_turns,
     "LS-UNSTORED-NOT-COMPACTED": unstored_not_compacted,
+    "LS-UNSTORED-STORED": unstored_stored,
 }
 
 
@@ -77,5 +84,5 @@ def reproducing(reproduction: dict[str, str | None]) -> tuple[Finding, ...]:
     return tuple(
         BY_ID[fid]
         for fid, message in reproduction.items()
-        if message is not None and f"{BY_ID[fid].prop}:" in message
+        if message is not None and names_property(message, BY_ID[fid].prop)
     )

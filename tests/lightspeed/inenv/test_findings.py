@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from ctxaudit.targets.lightspeed.findings import FINDINGS, Finding
+from ctxaudit.targets.lightspeed.findings import FINDINGS, Finding, names_property
 
 TAG = os.environ.get("CTXAUDIT_LIGHTSPEED_TAG") or None
 COMMIT = os.environ.get("CTXAUDIT_LIGHTSPEED_COMMIT") or None
@@ -32,6 +32,6 @@ def test_known_finding(
         f"{finding.id} no longer reproduces on this tree ({finding.summary}); "
         "narrow or remove it in ctxaudit/targets/lightspeed/findings.py"
     )
-    assert f"{finding.prop}:" in message, (
+    assert names_property(message, finding.prop), (
         f"{finding.id}'s program fails, but not on {finding.prop}:\n{message}"
     )
