@@ -417,6 +417,10 @@ def extract_findings(test: dict[str, Any]) -> list[Finding]:
         message = part.splitlines()[0].strip()
         m = _PROP_RE.match(message)
         props = m.group(1).split("/") if m else list(test["properties"])
+        # one failure can name several properties, a paragraph each (lightspeed-stack)
+        head = re.split(r"^(?:Failing test case|Falsifying example)", part, flags=re.M)[0]
+        for more in re.findall(r"\n\n[ \t]*((?:[BVSC]\d+)(?:/[BVSC]\d+)*):", head):
+            props += [p for p in more.split("/") if p not in props]
         repro = ""
         start = re.search(r"^(Failing test case|Falsifying example)", part, flags=re.M)
         if start:

@@ -32,7 +32,7 @@ RELEASE_06 = frozenset({"0.6.0", "0.6.1", "0.6.2", "b56fe5cb"})
 
 def names_property(message: str, prop: str) -> bool:
     """True when a failure message names ``prop`` (``S6: ...``, ``S1/S6: ...``)."""
-    return re.search(rf"(^|\n)(\w+/)*{prop}[:/]", message) is not None
+    return re.search(rf"(^|\n)[ \t]*(\w+/)*{prop}[:/]", message) is not None
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,8 @@ class LightspeedMachine(RuleBasedStateMachine):
             )
         problems.append(self._llm_input_problem(tag, plan, sent_before, program))
         found = [p for p in problems if p]
-        assert not found, "\n\n".join(found)
+        if found:  # raised as is: one paragraph per property, no assertion rewriting
+            raise AssertionError("\n\n".join(found))
 
     def _send(
         self, conv: str, path: str, value: str | tuple[Any, ...], store: bool
