@@ -300,7 +300,7 @@ def _lightspeed_known(target: Target, ticker: Ticker | None) -> list[dict[str, A
         known.append(
             {
                 "id": f.id,
-                "property": f.prop,
+                "property": f.props,
                 "summary": f.summary,
                 "region": f.region,
                 "repro": nodeid,
@@ -383,7 +383,9 @@ def run_target(
 def _judge(report: TargetReport) -> None:
     props = PROPERTIES[report.target]
     checked: set[str] = set()
-    failed: set[str] = {k["property"] for k in report.known if k["affects"]}
+    failed: set[str] = {
+        prop for k in report.known if k["affects"] for prop in k["property"].split("/")
+    }
     for test in report.tests:
         checked.update(test["properties"])
         if test["outcome"] == "failed":

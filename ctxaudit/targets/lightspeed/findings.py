@@ -44,6 +44,13 @@ class Finding:
     in_region: Region
     #: the trees it is registered for: tags, or commit prefixes
     registered: frozenset[str]
+    #: other properties the same break fails (reported with it; ``prop`` is what its
+    #: program is checked on)
+    also: tuple[str, ...] = ()
+
+    @property
+    def props(self) -> str:
+        return "/".join((self.prop, *self.also))
 
     def registered_for(self, tag: str | None, commit: str | None) -> bool:
         return any(
@@ -98,6 +105,7 @@ FINDINGS: tuple[Finding, ...] = (
         region="path query, compacted",
         in_region=_compacted_on("query"),
         registered=frozenset({MAIN}),
+        also=("S6",),
     ),
     Finding(
         id="LS-STREAMING-QUERY-COMPACTED-FAILS",
@@ -109,6 +117,7 @@ FINDINGS: tuple[Finding, ...] = (
         region="path streaming_query, compacted",
         in_region=_compacted_on("streaming_query"),
         registered=frozenset({MAIN}),
+        also=("S6",),
     ),
     Finding(
         id="LS-BUFFER-TURNS-LOST",
