@@ -39,10 +39,21 @@ def reproduction() -> dict[str, str | None]:
 
 
 @pytest.fixture(scope="session")
-def reproducing(reproduction: dict[str, str | None]) -> tuple[object, ...]:
-    """The known findings that reproduce here (the lockstep leaves their regions out)."""
+def reproducing(request: pytest.FixtureRequest) -> tuple[object, ...]:
+    """The known findings that reproduce here (the lockstep leaves their regions out).
+
+    ``CTXAUDIT_LIGHTSPEED_LEAVE_OUT`` (finding ids, comma-separated; ``none``)
+    fixes the set instead: a broken copy of a tree is checked with the regions
+    that reproduce on the tree it was copied from, so a break that brings back
+    a known finding's behaviour is caught rather than left out.
+    """
+    from ctxaudit.targets.lightspeed.findings import BY_ID
     from tests.lightspeed.inenv import programs
 
+    fixed = os.environ.get("CTXAUDIT_LIGHTSPEED_LEAVE_OUT")
+    if fixed is not None:
+        return tuple(BY_ID[i] for i in fixed.split(",") if i and i != "none")
+    reproduction = request.getfixturevalue("reproduction")
     found = programs.reproducing(reproduction)
     record = os.environ.get("CTXAUDIT_LIGHTSPEED_REPRODUCTION")
     if record:  # the audit reads which known findings affect this tree
