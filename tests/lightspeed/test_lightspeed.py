@@ -24,7 +24,13 @@ from hypothesis import settings
 
 from ctxaudit.targets.lightspeed import runner
 from ctxaudit.targets.lightspeed.findings import FINDINGS
-from ctxaudit.targets.lightspeed.tree import LightspeedTree, TargetError, from_path, resolve
+from ctxaudit.targets.lightspeed.tree import (
+    LightspeedTree,
+    TargetError,
+    from_path,
+    repo_from,
+    resolve,
+)
 from tests.lightspeed import breaks
 
 pytestmark = pytest.mark.lightspeed
@@ -32,7 +38,7 @@ pytestmark = pytest.mark.lightspeed
 
 @pytest.fixture(scope="session")
 def lightspeed_repo(request: pytest.FixtureRequest) -> Path:
-    repo = runner.repo_or_none(request.config.getoption("--lightspeed-repo") or None)
+    repo = repo_from(request.config.getoption("--lightspeed-repo") or None)
     if repo is None:
         pytest.skip(
             "lightspeed-stack tests need its repository: give --lightspeed-repo=PATH "

@@ -10,7 +10,6 @@ kept whole; :func:`summary` picks out what a reader needs.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -18,7 +17,6 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from ctxaudit.targets.lightspeed import env as lsenv
 from ctxaudit.targets.lightspeed.tree import REPO_ROOT, LightspeedTree
@@ -113,9 +111,3 @@ def summary(output: str, limit: int = 90) -> str:
     tail = [ln for ln in lines if re.match(r"^(FAILED|ERROR|SKIPPED|\d+ (passed|failed))", ln)]
     text = keep[: limit - len(tail)] + tail
     return "\n".join(text) if text else "\n".join(lines[-limit:])
-
-
-def repo_or_none(option: str | None) -> Path | None:
-    from ctxaudit.targets.lightspeed.tree import repo_from
-
-    return repo_from(option or os.environ.get("CTXAUDIT_LIGHTSPEED_REPO"))
