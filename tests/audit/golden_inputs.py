@@ -1,0 +1,223 @@
+"""Fixed inputs of the golden-file tests (tests/audit/test_golden.py).
+
+Every report ctxaudit writes is rendered from these and compared with the files in
+``tests/audit/golden/``. They reuse the report fixtures (``fixtures/make_fixtures.py``)
+and add what those leave out: a peer comparison, branch coverage, survivors with a
+diff, stale equivalents, sampled mutants, a lightspeed-stack report, a timing report.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ctxaudit.audit import Finding, TargetReport
+from ctxaudit.timing import AuditTime
+from mutation import report
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures" / "reports"
+
+
+def _make_fixtures() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "make_fixtures", HERE / "fixtures" / "make_fixtures.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKE = _make_fixtures()
+
+
+# ----------------------------------------------------------------------------- findings.md
+
+
+def _target_report(data: dict[str, Any]) -> TargetReport:
+    return TargetReport(
+        target=data["target"],
+        version=data["version"],
+        spec=data["spec"],
+        profile=data["profile"],
+        seed=data["seed"],
+        elapsed_s=data["elapsed_s"],
+        exit_status=data["exit_status"],
+        verdicts=dict(data["verdicts"]),
+        findings=[Finding(**f) for f in data["findings"]],
+        known=copy.deepcopy(data["known"]),
+        suite="abc1234",
+    )
+
+
+def findings_reports() -> dict[str, TargetReport]:
+    """golden file name -> the report it is rendered from."""
+    gr = _target_report(MAKE.findings_json("gitreins", "0.14.0", MAKE.GR_PROPS))
+    ledger = _target_report(MAKE.findings_json("ledger", "git-abc1234", MAKE.LEDGER_PROPS))
+    ls = TargetReport(
+        target="lightspeed-stack",
+        version="0.6.0",
+        spec="lightspeed-stack==0.6.0",
+        profile="ci",
+        seed=None,
+        elapsed_s=98.2,
+        exit_status=1,
+        verdicts={"S1": "fails", "S2": "holds", "S4": "not checked", "S9": "fails", "C1": "holds"},
+        findings=[
+            Finding(
+                ["S9"],
+                "S9: the answer differs | after compaction",
+                "tests/lightspeed/inenv/test_lockstep.py::test_lockstep",
+                "Falsifying example: run(\n    requests=['a', 'b'],\n)",
+            )
+        ],
+        known=[
+            {
+                "id": "LS-UNSTORED-STORED",
+                "property": "S1",
+                "summary": "A store=false request is stored.",
+                "region": "store=false",
+                "repro": "tests/lightspeed/inenv/programs.py::unstored_stored",
+                "registered": True,
+                "affects": True,
+            },
+            {
+                "id": "LS-OTHER",
+                "property": "S6",
+                "summary": "Something else.",
+                "region": "streaming",
+                "repro": "tests/lightspeed/inenv/programs.py::other",
+                "registered": False,
+                "affects": False,
+            },
+        ],
+        suite="abc1234",
+    )
+    return {
+        "findings-gitreins.md": gr,
+        "findings-ledger.md": ledger,
+        "findings-lightspeed.md": ls,
+    }
+
+
+# ----------------------------------------------------------------------------- mutation.md
+
+
+def mutation_doc_full() -> dict[str, Any]:
+    """The fixtures' gitreins 0.17.1 run with every optional section of mutation.md."""
+    doc = MAKE.mutation_doc("gitreins", "0.17.1", "engine/eval_cap.py", "same value both ways")
+    ids = [m["id"] for m in doc["mutants"]]
+    doc["mutants"][2]["diff"] = "--- a\n+++ b\n-    self.used += n\n+    pass\n"
+    doc["mutants"][2]["reason"] = "rechecked: survived again"
+    eq = {ids[7]: "same value both ways", "engine/eval_cap.py:gone:other:x:0001": "stale"}
+    doc = report.apply_gate(doc, eq)
+    doc.update(
+        suite="abc1234",
+        shards=2,
+        other_sample=0.25,
+        other_not_sampled=7,
+        only=["eval_cap"],
+        coverage={
+            "files": {
+                "engine/eval_cap.py": {
+                    "covered_statements": 40,
+                    "statements": 44,
+                    "covered_branches": 18,
+                    "branches": 20,
+                }
+            },
+            "totals": {
+                "covered_statements": 40,
+                "statements": 44,
+                "covered_branches": 18,
+                "branches": 20,
+            },
+        },
+        not_applicable=[{"id": "GR-NEWER", "versions": ">=0.18.0"}],
+        excluded={"logging calls": 3, "type annotations": 5},
+        findings_excluded="GR-V2-UNLIMITED-COMPACTS",
+        deselected=[["tests/gitreins/test_history.py", "release history, not this version"]],
+        baseline={"tests": 120, "failing": ["tests/gitreins/test_x.py::test_flaky"]},
+        errors=["shard 2: worker exited with status -9"],
+    )
+    results = {i: ["survived", None] for i in ids}
+    results[ids[0]] = ["killed", "tests/test_eval_cap.py::test_meter"]
+    results[ids[2]] = ["killed", "tests/test_eval_cap.py::test_used"]  # ours missed it
+    results[ids[4]] = ["timeout", None]
+    doc["peer"] = {
+        "name": "gitreins' tests",
+        "root": "/nonexistent/gitreins-0.17.1",
+        "tests": ["tests/test_eval_cap.py", "tests/test_evaluator.py"],
+        "selection_reason": "the test files that import engine.eval_cap or engine.evaluator",
+        "deselected": [],
+        "baseline": {
+            "tests": 64,
+            "failing": ["tests/test_evaluator.py::test_needs_conftest"],
+            "functions_reached": [],
+        },
+        "timings": {"baseline": 3.25, "mutation": 21.0, "total": 25.0},
+        "results": results,
+    }
+    return doc
+
+
+def mutation_doc_small() -> dict[str, Any]:
+    """The ledger run: no catalogue hits, the peer suite not run, coverage not measured."""
+    doc = MAKE.mutation_doc("ledger", "git-abc1234", "ledger/owner.py", "unreachable")
+    doc.update(
+        coverage={"error": "no coverage data"},
+        findings_excluded="none",
+        peer={"name": "ledger's tests", "error": "no peer suite is configured"},
+    )
+    return doc
+
+
+def mutation_docs() -> dict[str, dict[str, Any]]:
+    return {"mutation-full.md": mutation_doc_full(), "mutation-small.md": mutation_doc_small()}
+
+
+# ----------------------------------------------------------------------------- matrix
+
+
+def matrix_reports(root: Path) -> Path:
+    """The report fixtures under ``root/reports``, gitreins 0.17.1 with the full mutation
+    run (peer included) and the ledger with the small one (no mutation.md)."""
+    out = root / "reports"
+    shutil.copytree(FIXTURES, out)
+    report.write_reports(mutation_doc_full(), out / "gitreins-0.17.1")
+    _, md = report.write_reports(mutation_doc_small(), out / "ledger-git-abc1234")
+    md.unlink()
+    return out
+
+
+# ----------------------------------------------------------------------------- audit-time.md
+
+
+def audit_time() -> AuditTime:
+    clock = AuditTime(
+        command="ctxaudit audit --target gitreins>=0.13.0 --target ledger",
+        profile="thorough",
+        jobs=2,
+        started="2026-01-01 00:00:00 UTC",
+        cores=2,
+        machine="Linux-test-x86_64",
+    )
+    clock.properties_wall_s = 400.0
+    clock.mutation_wall_s = 1500.5
+    clock.total_s = 1910.0
+    gr = clock.target("gitreins-0.17.1")
+    gr.properties_s, gr.mutation_s, gr.mutants, gr.mutant_runs_s, gr.peer_s = (
+        170.0,
+        1000.0,
+        400,
+        600.0,
+        120.0,
+    )
+    led = clock.target("ledger-0.1.0")
+    led.properties_s, led.mutation_s, led.mutants, led.mutant_runs_s = 190.0, 500.5, 90, 300.0
+    clock.target("lightspeed-stack-0.6.0").properties_s = 95.4
+    return clock
