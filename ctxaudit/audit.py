@@ -26,6 +26,7 @@ from typing import Any
 from ctxaudit import findings as registry
 from ctxaudit.suite import commit as suite_commit
 from ctxaudit.targets.gitreins import REPO_ROOT, TargetError, resolve
+from ctxaudit.templating import render
 
 PROPERTIES: dict[str, dict[str, str]] = {
     "gitreins": {
@@ -458,58 +459,15 @@ def write_reports(report: TargetReport, out_root: Path) -> Path:
 
 
 def render_markdown(report: TargetReport) -> str:
-    names = PROPERTIES[report.target]
-    lines = [
-        f"# {report.target} {report.version}: property audit",
-        "",
-        f"ctxaudit `{report.suite}`, profile `{report.profile}`, seed `{report.seed}`, "
-        f"{report.elapsed_s} s. "
-        f"Verdict: **{'all properties hold' if report.ok else 'FAILS'}**.",
-        "",
-        "| property | | verdict |",
-        "|---|---|---|",
-    ]
-    for prop, verdict in report.verdicts.items():
-        mark = {"holds": "holds", "fails": "**fails**"}.get(verdict, verdict)
-        lines.append(f"| {prop} | {names[prop]} | {mark} |")
-    lines += ["", f"## New findings ({len(report.findings)})", ""]
-    if not report.findings:
-        lines.append("None beyond the known findings below.")
-    for i, f in enumerate(report.findings, 1):
-        lines += [
-            f"### {i}. {_heading(f)}",
-            "",
-            f"Test: `{f.test}`. Rerun: `{rerun_command(report, f.test)}`",
-            "",
-        ]
-        if f.reproduction:
-            lines += [
-                "Minimal reproduction (Hypothesis, shrunk):",
-                "",
-                "```python",
-                f.reproduction,
-                "```",
-                "",
-            ]
-    affecting = [k for k in report.known if k["affects"]]
-    lines += [
-        f"## Known findings that affect this version ({len(affecting)} of {len(report.known)})",
-        "",
-    ]
-    lines.append(
-        f"From `{_registry_file(report.target)}`; each was checked on this version by its "
-        "regression test. "
-        "Properties are checked everywhere outside these regions."
+    """findings.md (template ``ctxaudit/templates/findings.md.j2``)."""
+    return render(
+        "findings.md.j2",
+        r=report,
+        names=PROPERTIES[report.target],
+        heading=_heading,
+        rerun=lambda nodeid: rerun_command(report, nodeid),
+        registry=_registry_file(report.target),
     )
-    lines.append("")
-    for k in report.known:
-        mark = "**affects**" if k["affects"] else "does not reproduce"
-        reg = " (registered for this version)" if k["registered"] else ""
-        lines.append(
-            f"- {k['id']} ({k['property']}): {mark}{reg}. {k['summary']} "
-            f"Region: {k['region']}. Reproduction: `{k['repro']}`"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def _heading(f: Finding) -> str:

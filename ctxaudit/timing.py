@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxaudit.templating import render
+
 
 @dataclass
 class TargetTime:
@@ -73,47 +75,10 @@ class AuditTime:
         md.write_text(self.markdown())
         return md
 
+    def mutation_share(self, t: TargetTime) -> float | None:
+        """The target's share of all mutation time, in percent."""
+        total = sum(x.mutation_s or 0.0 for x in self.targets.values())
+        return 100 * t.mutation_s / total if t.mutation_s and total else None
+
     def markdown(self) -> str:
-        lines = [
-            "# Time of the last audit run",
-            "",
-            f"`{self.command}` on {self.started}: profile `{self.profile}`, "
-            f"{self.jobs} property jobs, {self.cores} cores ({self.machine}).",
-            "",
-            f"**Total {_min(self.total_s)}**: property suites {_min(self.properties_wall_s)} "
-            f"(wall, {self.jobs} at a time), mutation {_min(self.mutation_wall_s)} "
-            "(wall, one version at a time on every core).",
-            "",
-            "| target | properties | mutation run | share of mutation | mutants | "
-            "mutants/s | of which peer suite |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        mutation_total = sum(t.mutation_s or 0.0 for t in self.targets.values())
-        for t in self.targets.values():
-            share = (
-                f"{100 * t.mutation_s / mutation_total:.0f}%"
-                if t.mutation_s and mutation_total
-                else "–"
-            )
-            rate = t.mutants_per_s
-            lines.append(
-                f"| {t.label} | {t.properties_s:.0f} s | "
-                + (f"{t.mutation_s:.0f} s" if t.mutation_s is not None else "–")
-                + f" | {share} | {t.mutants if t.mutants is not None else '–'} | "
-                + (f"{rate:.2f}" if rate else "–")
-                + " | "
-                + (f"{t.peer_s:.0f} s" if t.peer_s is not None else "–")
-                + " |"
-            )
-        lines += [
-            "",
-            "A mutation run is the baseline run of the suite, the mutants, the recheck of "
-            "gated survivors, the branch-coverage run and (gitreins) the peer suite; "
-            "mutants/s counts the mutant runs only.",
-            "",
-        ]
-        return "\n".join(lines)
-
-
-def _min(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min ({seconds:.0f} s)"
+        return render("audit-time.md.j2", t=self)
