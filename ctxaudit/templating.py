@@ -32,6 +32,11 @@ def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.1f}%"
 
 
+def f1(x: float) -> str:
+    """A coordinate with one decimal."""
+    return f"{x:.1f}"
+
+
 def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min ({seconds:.0f} s)"
 
@@ -57,7 +62,7 @@ def environment(package: str) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        md_cell=md_cell, fence=fence, pct=pct, minutes=minutes, indent_lines=indent_lines
+        md_cell=md_cell, fence=fence, pct=pct, f1=f1, minutes=minutes, indent_lines=indent_lines
     )
     return env
 

@@ -1,0 +1,414 @@
+"""The release-audit matrix as data: every audited target version side by side.
+
+Reads what the audit wrote per target version (``reports/<target>-<version>/``:
+``findings.json`` and, when mutation ran, ``mutation.json`` / ``mutation.md``) into
+a :class:`Matrix`: the versions in release order, what changed between consecutive
+versions of a target, and each known finding across the versions.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from ctxaudit.audit import PROPERTIES
+
+HOLDS, FAILS, NOT_CHECKED = "holds", "fails", "not checked"
+#: verdict -> (symbol, css class); the word itself is always shown too
+MARKS = {HOLDS: ("✓", "holds"), FAILS: ("✗", "fails"), NOT_CHECKED: ("–", "nc")}
+#: mutation kinds in display order (docs/properties.md, section 4); other names sort after these
+KIND_ORDER = ("removed-write", "wrong-comparison", "other")
+#: mutation-testing-elements status -> status name used by ``mutation.report.score``.
+#: CompileError, RuntimeError and Pending are left out of the score (as in Stryker).
+MTE_TO_STATUS = {
+    "Killed": "killed",
+    "Timeout": "timeout",
+    "Survived": "survived",
+    "NoCoverage": "no-coverage",
+    "Ignored": "equivalent",
+}
+TARGET_ORDER = ("gitreins",)  # then any other target alphabetically, ledger last
+
+
+class MatrixError(ValueError):
+    """A report folder that cannot be read (one line, names the file)."""
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass(frozen=True)
+class KnownFinding:
+    id: str
+    prop: str
+    summary: str
+    region: str
+    repro: str
+    registered: bool
+    affects: bool
+
+
+@dataclass(frozen=True)
+class NewFinding:
+    properties: tuple[str, ...]
+    message: str
+    test: str
+    reproduction: str
+
+
+@dataclass(frozen=True)
+class KindScore:
+    kind: str
+    total: int
+    detected: int  # Killed + Timeout
+    undetected: int  # Survived + NoCoverage
+    equivalent: int  # Ignored: listed in mutation/equivalent.toml, out of the score
+    score: float | None  # percent, None when no mutant counts
+
+
+@dataclass(frozen=True)
+class MutationSummary:
+    kinds: dict[str, KindScore]  # display order
+    overall: KindScore
+    gate_passed: bool | None
+    gate_failures: int
+    json_path: Path
+    md_path: Path | None
+    #: the same mutants against the target's own tests (mutation.json config.peer)
+    peer: dict[str, Any] | None = None
+
+
+@dataclass
+class VersionReport:
+    target: str
+    version: str
+    dir: Path
+    profile: str
+    seed: int | None
+    elapsed_s: float
+    exit_status: int
+    ok: bool
+    verdicts: dict[str, str]
+    known: list[KnownFinding]
+    findings: list[NewFinding]
+    mutation: MutationSummary | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.target} {self.version}"
+
+    @property
+    def failing(self) -> list[str]:
+        return [p for p, v in self.verdicts.items() if v == FAILS]
+
+    @property
+    def affecting(self) -> list[KnownFinding]:
+        return [k for k in self.known if k.affects]
+
+    @property
+    def suite_error(self) -> bool:
+        return self.exit_status not in (0, 1)
+
+    def known_state(self, finding_id: str) -> bool | None:
+        """True affects, False checked and does not reproduce, None not checked."""
+        for k in self.known:
+            if k.id == finding_id:
+                return k.affects
+        return None
+
+
+@dataclass(frozen=True)
+class Change:
+    """What changed from one version of a target to the next."""
+
+    target: str
+    before: str
+    after: str
+    appeared: list[str]  # known findings that affect ``after`` but not ``before``
+    fixed: list[str]  # known findings that affect ``before`` but not ``after``
+    verdicts: list[tuple[str, str, str]]  # (property, verdict before, verdict after)
+    new_findings: tuple[int, int]
+    scores: list[tuple[str, float | None, float | None]]  # per kind, when both ran mutation
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.appeared
+            or self.fixed
+            or self.verdicts
+            or self.scores
+            or self.new_findings[0] != self.new_findings[1]
+        )
+
+
+@dataclass(frozen=True)
+class KnownRow:
+    """One known finding across the versions of its target."""
+
+    target: str
+    id: str
+    prop: str
+    summary: str
+    states: dict[str, bool | None]  # version -> affects / does not reproduce / not checked
+    registered: list[str]
+
+    @property
+    def affected(self) -> list[str]:
+        return [v for v, s in self.states.items() if s]
+
+    def runs(self) -> list[tuple[str, str, str | None]]:
+        """Contiguous runs of affected versions: (first, last, fixed in or None)."""
+        out: list[tuple[str, str, str | None]] = []
+        versions = list(self.states)
+        i = 0
+        while i < len(versions):
+            if not self.states[versions[i]]:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(versions) and self.states[versions[j + 1]]:
+                j += 1
+            nxt = versions[j + 1] if j + 1 < len(versions) else None
+            fixed = nxt if nxt is not None and self.states[nxt] is False else None
+            out.append((versions[i], versions[j], fixed))
+            i = j + 1
+        return out
+
+
+@dataclass
+class Matrix:
+    versions: list[VersionReport]
+    changes: list[Change] = field(default_factory=list)
+    known: list[KnownRow] = field(default_factory=list)
+
+    @property
+    def targets(self) -> list[str]:
+        return list(dict.fromkeys(v.target for v in self.versions))
+
+    def of(self, target: str) -> list[VersionReport]:
+        return [v for v in self.versions if v.target == target]
+
+    def properties(self, target: str) -> list[str]:
+        """The target's properties in the audit's order, then any others a report names."""
+        names = list(PROPERTIES.get(target, {}))
+        for v in self.of(target):
+            names += [p for p in v.verdicts if p not in names]
+        return names
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def version_key(target: str, version: str) -> tuple[int, str, int, Version, str]:
+    """Sort key: gitreins first, ledger last, other targets between (by name); within
+    a target PEP 440 order, then versions that are not PEP 440 (``git-<sha>``) by text."""
+    if target in TARGET_ORDER:
+        rank = TARGET_ORDER.index(target)
+    else:
+        rank = len(TARGET_ORDER) + (1 if target == "ledger" else 0)
+    try:
+        return (rank, target, 0, Version(version), "")
+    except InvalidVersion:
+        return (rank, target, 1, Version("0"), version)
+
+
+def _sort_key(v: VersionReport) -> tuple[int, str, int, Version, str]:
+    return version_key(v.target, v.version)
+
+
+def _s(d: dict[str, Any], key: str, default: str = "") -> str:
+    value = d.get(key, default)
+    return default if value is None else str(value)
+
+
+def load_version(path: Path) -> VersionReport:
+    """One target version from its folder (or its ``findings.json``)."""
+    file = path if path.is_file() else path / "findings.json"
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise MatrixError(f"{file}: cannot read findings.json ({exc})") from None
+    if not isinstance(data, dict) or "target" not in data or "version" not in data:
+        raise MatrixError(f"{file}: not an audit findings.json (no target/version)")
+    verdicts = {str(k): str(v) for k, v in (data.get("verdicts") or {}).items()}
+    known = [
+        KnownFinding(
+            id=_s(k, "id"),
+            prop=_s(k, "property"),
+            summary=_s(k, "summary"),
+            region=_s(k, "region"),
+            repro=_s(k, "repro"),
+            registered=bool(k.get("registered")),
+            affects=bool(k.get("affects")),
+        )
+        for k in data.get("known") or []
+        if isinstance(k, dict)
+    ]
+    findings = [
+        NewFinding(
+            properties=tuple(str(p) for p in f.get("properties") or []),
+            message=_s(f, "message"),
+            test=_s(f, "test"),
+            reproduction=_s(f, "reproduction"),
+        )
+        for f in data.get("findings") or []
+        if isinstance(f, dict)
+    ]
+    exit_status = int(data.get("exit_status", 0))
+    ok = data.get("ok")
+    if not isinstance(ok, bool):
+        ok = exit_status == 0 and FAILS not in verdicts.values()
+    seed = data.get("seed")
+    report = VersionReport(
+        target=str(data["target"]),
+        version=str(data["version"]),
+        dir=file.parent,
+        profile=_s(data, "profile"),
+        seed=seed if isinstance(seed, int) else None,
+        elapsed_s=float(data.get("elapsed_s") or 0.0),
+        exit_status=exit_status,
+        ok=ok,
+        verdicts=verdicts,
+        known=known,
+        findings=findings,
+    )
+    mutation = file.parent / "mutation.json"
+    if mutation.exists():
+        report.mutation = load_mutation(mutation)
+    return report
+
+
+def _score(counts: Counter[str]) -> float | None:
+    """``mutation.report.score``: detected / (all - equivalent), in percent.
+
+    Imported when first needed: ``mutation`` pulls in libcst and mutmut (about
+    2 s), which a matrix without mutation reports does not need."""
+    report = importlib.import_module("mutation.report")
+    fn: Callable[[Counter[str]], float | None] = report.score
+    return fn(counts)
+
+
+def kind_of(mutator_name: str) -> str:
+    """``mutation/report.py`` writes ``mutatorName`` as ``<kind>:<operator>``."""
+    return mutator_name.split(":", 1)[0] if ":" in mutator_name else "other"
+
+
+def _kind_score(kind: str, statuses: Counter[str]) -> KindScore:
+    counts: Counter[str] = Counter()
+    for status, n in statuses.items():
+        counts[MTE_TO_STATUS.get(status, status.lower())] += n
+    return KindScore(
+        kind=kind,
+        total=sum(statuses.values()),
+        detected=counts["killed"] + counts["timeout"],
+        undetected=counts["survived"] + counts["no-coverage"],
+        equivalent=counts["equivalent"],
+        score=_score(counts),
+    )
+
+
+def scores(mte: dict[str, Any]) -> tuple[dict[str, KindScore], KindScore]:
+    """Mutation score per kind and overall from a mutation-testing-elements report."""
+    per_kind: dict[str, Counter[str]] = {}
+    for f in (mte.get("files") or {}).values():
+        for m in f.get("mutants") or []:
+            kind = kind_of(str(m.get("mutatorName", "")))
+            per_kind.setdefault(kind, Counter())[str(m.get("status", ""))] += 1
+    order = [k for k in KIND_ORDER if k in per_kind] + sorted(set(per_kind) - set(KIND_ORDER))
+    kinds = {k: _kind_score(k, per_kind[k]) for k in order}
+    overall = _kind_score("all", sum(per_kind.values(), Counter()))
+    return kinds, overall
+
+
+def load_mutation(path: Path) -> MutationSummary:
+    try:
+        mte = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise MatrixError(f"{path}: cannot read mutation.json ({exc})") from None
+    if not isinstance(mte, dict) or not isinstance(mte.get("files"), dict):
+        raise MatrixError(f"{path}: not a mutation-testing-elements report (no files)")
+    kinds, overall = scores(mte)
+    gate = (mte.get("config") or {}).get("gate") or {}
+    passed = gate.get("passed")
+    md = path.with_name("mutation.md")
+    return MutationSummary(
+        kinds=kinds,
+        overall=overall,
+        gate_passed=passed if isinstance(passed, bool) else None,
+        gate_failures=len(gate.get("failures") or []),
+        json_path=path,
+        md_path=md if md.exists() else None,
+        peer=(mte.get("config") or {}).get("peer") or None,
+    )
+
+
+# --------------------------------------------------------------------------- building
+
+
+def diff(a: VersionReport, b: VersionReport) -> Change:
+    """What changed from ``a`` to ``b`` (same target). Known findings are compared
+    only where both versions checked them."""
+    both = [k.id for k in b.known if a.known_state(k.id) is not None]
+    appeared = [i for i in both if b.known_state(i) and not a.known_state(i)]
+    fixed = [i for i in both if a.known_state(i) and not b.known_state(i)]
+    props = list(dict.fromkeys([*a.verdicts, *b.verdicts]))
+    verdicts = [
+        (p, a.verdicts.get(p, NOT_CHECKED), b.verdicts.get(p, NOT_CHECKED))
+        for p in props
+        if a.verdicts.get(p, NOT_CHECKED) != b.verdicts.get(p, NOT_CHECKED)
+    ]
+    sc: list[tuple[str, float | None, float | None]] = []
+    if a.mutation and b.mutation:  # a version without a mutation run is no change
+        ka, kb = a.mutation.kinds, b.mutation.kinds
+        for kind in dict.fromkeys([*ka, *kb]):
+            sa = ka[kind].score if kind in ka else None
+            sb = kb[kind].score if kind in kb else None
+            if sa != sb:
+                sc.append((kind, sa, sb))
+    return Change(
+        target=b.target,
+        before=a.version,
+        after=b.version,
+        appeared=appeared,
+        fixed=fixed,
+        verdicts=verdicts,
+        new_findings=(len(a.findings), len(b.findings)),
+        scores=sc,
+    )
+
+
+def _known_rows(versions: list[VersionReport]) -> list[KnownRow]:
+    rows: dict[tuple[str, str], KnownRow] = {}
+    for v in versions:
+        for k in v.known:
+            key = (v.target, k.id)
+            if key not in rows:
+                rows[key] = KnownRow(
+                    v.target,
+                    k.id,
+                    k.prop,
+                    k.summary,
+                    {w.version: w.known_state(k.id) for w in versions if w.target == v.target},
+                    [],
+                )
+            if k.registered:
+                rows[key].registered.append(v.version)
+    return list(rows.values())
+
+
+def build(report_dirs: Sequence[Path]) -> Matrix:
+    """The matrix of the given report folders (or their ``findings.json`` files)."""
+    versions = sorted((load_version(Path(d)) for d in report_dirs), key=_sort_key)
+    m = Matrix(versions)
+    for target in m.targets:
+        vs = m.of(target)
+        m.changes += [diff(a, b) for a, b in zip(vs, vs[1:], strict=False)]
+    m.known = _known_rows(versions)
+    return m
