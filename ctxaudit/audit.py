@@ -19,12 +19,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ctxaudit import findings as registry
-from ctxaudit.suite import commit as suite_commit
+from ctxaudit.target_report import Finding, TargetReport, heading, judge
+from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
 from ctxaudit.targets.gitreins import REPO_ROOT, TargetError, resolve
 from ctxaudit.templating import render
 
@@ -77,7 +78,6 @@ SUITES = {
 LIGHTSPEED = "lightspeed-stack"
 # Tests about the suite itself (release history), not about one target.
 NOT_PER_TARGET = ["tests/gitreins/test_history.py", "tests/lightspeed/inenv/test_history.py"]
-_PROP_RE = re.compile(r"^((?:[BVSC]\d+)(?:/[BVSC]\d+)*)\b")
 
 
 @dataclass
@@ -90,35 +90,6 @@ class Target:
     @property
     def label(self) -> str:
         return f"{self.kind}-{self.version}"
-
-
-@dataclass
-class Finding:
-    properties: list[str]
-    message: str
-    test: str
-    reproduction: str
-
-
-@dataclass
-class TargetReport:
-    target: str
-    version: str
-    spec: str
-    profile: str
-    seed: int | None
-    elapsed_s: float
-    exit_status: int
-    verdicts: dict[str, str] = field(default_factory=dict)
-    findings: list[Finding] = field(default_factory=list)
-    known: list[dict[str, Any]] = field(default_factory=list)
-    tests: list[dict[str, Any]] = field(default_factory=list)
-    suite: str = field(default_factory=suite_commit)
-
-    @property
-    def ok(self) -> bool:
-        """Every property holds. (Known findings count: a version they affect fails.)"""
-        return self.exit_status == 0 and all(v != "fails" for v in self.verdicts.values())
 
 
 def parse_target(spec: str, lightspeed_repo: Path | None = None) -> list[Target]:
@@ -376,74 +347,9 @@ def run_target(
     if status not in (0, 1) or not tests:
         tail = output.strip().splitlines()[-5:]
         report.findings.append(Finding([], "the suite did not run: " + " | ".join(tail), "-", ""))
-    _judge(report)
+    judge(report, PROPERTIES[report.target])
     write_reports(report, out_root)
     return report
-
-
-def _judge(report: TargetReport) -> None:
-    props = PROPERTIES[report.target]
-    checked: set[str] = set()
-    failed: set[str] = {
-        prop for k in report.known if k["affects"] for prop in k["property"].split("/")
-    }
-    for test in report.tests:
-        checked.update(test["properties"])
-        if test["outcome"] == "failed":
-            for f in extract_findings(test):
-                report.findings.append(f)
-                failed.update(f.properties)
-    for prop in props:
-        if prop in failed:
-            report.verdicts[prop] = "fails"
-        elif prop in checked:
-            report.verdicts[prop] = "holds"
-        else:
-            report.verdicts[prop] = "not checked"
-
-
-def _clean(text: str) -> str:
-    lines = []
-    for line in text.splitlines():
-        line = re.sub(r"^\s*(\|\s?)+", "", line)
-        line = re.sub(r"^E\s+", "", line)
-        lines.append(line.rstrip())
-    return "\n".join(lines)
-
-
-def extract_findings(test: dict[str, Any]) -> list[Finding]:
-    """One finding per distinct failure Hypothesis reported in a test."""
-    text = _clean(test["longrepr"])
-    parts = re.split(r"^(?:AssertionError|[A-Za-z]+Error): ", text, flags=re.M)
-    found: list[Finding] = []
-    for part in parts[1:]:
-        message = part.splitlines()[0].strip()
-        m = _PROP_RE.match(message)
-        props = m.group(1).split("/") if m else list(test["properties"])
-        # one failure can name several properties, a paragraph each (lightspeed-stack)
-        head = re.split(r"^(?:Failing test case|Falsifying example)", part, flags=re.M)[0]
-        for more in re.findall(r"\n\n[ \t]*((?:[BVSC]\d+)(?:/[BVSC]\d+)*):", head):
-            props += [p for p in more.split("/") if p not in props]
-        repro = ""
-        start = re.search(r"^(Failing test case|Falsifying example)", part, flags=re.M)
-        if start:
-            block = part[start.start() :]
-            end = re.search(r"^You can reproduce.*$", block, flags=re.M)
-            repro = block[: end.end()] if end else block[:3000]
-            repro = "\n".join(ln for ln in repro.splitlines() if not ln.startswith("Explanation"))
-        key = (message, tuple(props))
-        if key not in {(f.message, tuple(f.properties)) for f in found}:
-            found.append(Finding(props, message, test["nodeid"], repro.strip()))
-    if not found:
-        found.append(
-            Finding(
-                list(test["properties"]),
-                text.strip().splitlines()[-1:][0] if text.strip() else "failed",
-                test["nodeid"],
-                "",
-            )
-        )
-    return found
 
 
 def write_reports(report: TargetReport, out_root: Path) -> Path:
@@ -464,15 +370,10 @@ def render_markdown(report: TargetReport) -> str:
         "findings.md.j2",
         r=report,
         names=PROPERTIES[report.target],
-        heading=_heading,
+        heading=heading,
         rerun=lambda nodeid: rerun_command(report, nodeid),
         registry=_registry_file(report.target),
     )
-
-
-def _heading(f: Finding) -> str:
-    props = "/".join(f.properties) or "?"
-    return f.message if f.message.startswith(props) else f"{props}: {f.message}"
 
 
 def _registry_file(target: str) -> str:

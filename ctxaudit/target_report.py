@@ -1,0 +1,118 @@
+"""One target version's report as data: its verdicts, its findings, how they are read.
+
+:class:`TargetReport` is what ``findings.json`` holds and ``findings.md``
+(``ctxaudit/templates/findings.md.j2``) shows; :func:`extract_findings` reads the
+failures Hypothesis reported in a test, :func:`judge` turns the tests' outcomes and
+the known findings into a verdict per property.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxaudit.suite import commit as suite_commit
+
+_PROP_RE = re.compile(r"^((?:[BVSC]\d+)(?:/[BVSC]\d+)*)\b")
+
+
+@dataclass
+class Finding:
+    properties: list[str]
+    message: str
+    test: str
+    reproduction: str
+
+
+@dataclass
+class TargetReport:
+    target: str
+    version: str
+    spec: str
+    profile: str
+    seed: int | None
+    elapsed_s: float
+    exit_status: int
+    verdicts: dict[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    known: list[dict[str, Any]] = field(default_factory=list)
+    tests: list[dict[str, Any]] = field(default_factory=list)
+    suite: str = field(default_factory=suite_commit)
+
+    @property
+    def ok(self) -> bool:
+        """Every property holds. (Known findings count: a version they affect fails.)"""
+        return self.exit_status == 0 and all(v != "fails" for v in self.verdicts.values())
+
+
+def judge(report: TargetReport, props: dict[str, str]) -> None:
+    """Each of ``props``: fails (a known finding affects it or a test found a failure),
+    holds (a test checked it) or not checked. Adds the tests' findings to the report."""
+    checked: set[str] = set()
+    failed: set[str] = {
+        prop for k in report.known if k["affects"] for prop in k["property"].split("/")
+    }
+    for test in report.tests:
+        checked.update(test["properties"])
+        if test["outcome"] == "failed":
+            for f in extract_findings(test):
+                report.findings.append(f)
+                failed.update(f.properties)
+    for prop in props:
+        if prop in failed:
+            report.verdicts[prop] = "fails"
+        elif prop in checked:
+            report.verdicts[prop] = "holds"
+        else:
+            report.verdicts[prop] = "not checked"
+
+
+def _clean(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        line = re.sub(r"^\s*(\|\s?)+", "", line)
+        line = re.sub(r"^E\s+", "", line)
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def extract_findings(test: dict[str, Any]) -> list[Finding]:
+    """One finding per distinct failure Hypothesis reported in a test."""
+    text = _clean(test["longrepr"])
+    parts = re.split(r"^(?:AssertionError|[A-Za-z]+Error): ", text, flags=re.M)
+    found: list[Finding] = []
+    for part in parts[1:]:
+        message = part.splitlines()[0].strip()
+        m = _PROP_RE.match(message)
+        props = m.group(1).split("/") if m else list(test["properties"])
+        # one failure can name several properties, a paragraph each (lightspeed-stack)
+        head = re.split(r"^(?:Failing test case|Falsifying example)", part, flags=re.M)[0]
+        for more in re.findall(r"\n\n[ \t]*((?:[BVSC]\d+)(?:/[BVSC]\d+)*):", head):
+            props += [p for p in more.split("/") if p not in props]
+        repro = ""
+        start = re.search(r"^(Failing test case|Falsifying example)", part, flags=re.M)
+        if start:
+            block = part[start.start() :]
+            end = re.search(r"^You can reproduce.*$", block, flags=re.M)
+            repro = block[: end.end()] if end else block[:3000]
+            repro = "\n".join(ln for ln in repro.splitlines() if not ln.startswith("Explanation"))
+        key = (message, tuple(props))
+        if key not in {(f.message, tuple(f.properties)) for f in found}:
+            found.append(Finding(props, message, test["nodeid"], repro.strip()))
+    if not found:
+        found.append(
+            Finding(
+                list(test["properties"]),
+                text.strip().splitlines()[-1:][0] if text.strip() else "failed",
+                test["nodeid"],
+                "",
+            )
+        )
+    return found
+
+
+def heading(f: Finding) -> str:
+    """A finding's title: ``V1/V3: message`` (the message often carries the prefix)."""
+    props = "/".join(f.properties) or "?"
+    return f.message if f.message.startswith(props) else f"{props}: {f.message}"
