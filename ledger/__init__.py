@@ -1,4 +1,4 @@
-"""ledger: conversation turns, compaction and turn settlement (SPEC section 3).
+"""ledger: conversation turns, compaction and turn settlement (docs/properties.md, section 3).
 
 Modules:
 

@@ -13,7 +13,7 @@ class ConfigError(ValueError):
 
 
 class CompactionConfig(BaseModel):
-    """When and how the ledger compacts (SPEC C1 and section 3 "Compaction").
+    """When and how the ledger compacts (C1 and section 3 of docs/properties.md).
 
     - ``context_window``: tokens the model accepts (> 0).
     - ``threshold_ratio``: fraction of the window in (0, 1] over which a

@@ -1,6 +1,6 @@
 """The settlement owner: one per request, the one writer of a turn the server does not store.
 
-SPEC section 3, S1-S5 (LCORE-3908 gave this write one owner after LCORE-3883
+S1-S5 of docs/properties.md (LCORE-3908 gave this write one owner after LCORE-3883
 lost it in endpoint clean-ups):
 
 - S1: the owner stores the turn exactly when ``store`` is true and the server

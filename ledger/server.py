@@ -4,7 +4,7 @@ The server is handed either a conversation id, or a ``previous_response_id``,
 or neither, plus the input items to answer. Its context for inference is the
 conversation's items (or the chain of recorded responses), then the input.
 
-It writes by itself (SPEC section 3): when ``store`` is true and inference ran
+It writes by itself (docs/properties.md, section 3): when ``store`` is true and inference ran
 to the end, it records the response, and, exactly when it was handed a
 conversation, appends the turn (the input items it was sent, then its output
 items) to that conversation, in the same transaction.

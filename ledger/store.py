@@ -17,7 +17,7 @@ of its items and its response record, or none of them. Any failure inside the
 transaction rolls it back and surfaces as :class:`WriteFailedError`.
 
 Writers: :meth:`ConversationStore.append_turn` is the only method that writes
-conversation items (:data:`CONVERSATION_WRITERS`; SPEC S8 scans for it).
+conversation items (:data:`CONVERSATION_WRITERS`; S8 scans for it).
 
 Failure injection for tests is a subclass, :class:`FaultInjectingStore`, whose
 :meth:`~FaultInjectingStore.fail_next_write` makes the next turn write fail in
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from ledger.items import KINDS, JSONObject, Kind, canonical_json
 
-#: Names of the store methods that write conversation items (SPEC S8).
+#: Names of the store methods that write conversation items (S8).
 CONVERSATION_WRITERS: frozenset[str] = frozenset({"append_turn"})
 
 _SCHEMA = """
@@ -266,7 +266,7 @@ class ConversationStore:
 
 
 class FaultInjectingStore(ConversationStore):
-    """A store whose next turn write can be made to fail (tests, SPEC S7).
+    """A store whose next turn write can be made to fail (tests, S7).
 
     :meth:`fail_next_write` arms one fault. The next :meth:`append_turn`
     inserts ``after_items`` items (or all of them, if the turn is shorter),

@@ -1,4 +1,4 @@
-"""Budget meter: SPEC section 1 (B1-B5). Pure; the clock is passed in.
+"""Budget meter: B1-B5 (docs/properties.md, section 1). Pure; the clock is passed in.
 
 A ``Budget`` is an immutable value. Every operation returns the next value
 and, where the spec says a cap is reported, the set of caps reached.

@@ -22,7 +22,7 @@ Unlimited = Annotated[int, Field(ge=-1)]
 
 
 class Caps(BaseModel):
-    """SPEC 1: caps; ``-1`` (or any value <= 0) means unlimited."""
+    """The caps (docs/properties.md, section 1); ``-1`` (or any value <= 0) means unlimited."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -34,7 +34,8 @@ class Caps(BaseModel):
 
 
 class ValveConfig(BaseModel):
-    """SPEC 2: the valve's settings (ratio already validated, see ``valve_ratio``)."""
+    """The valve's settings (docs/properties.md, section 2); the ratio is already
+    valid (see ``valve_ratio``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

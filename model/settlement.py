@@ -1,9 +1,9 @@
-"""Reference model of turn settlement and conversation growth (SPEC section 3).
+"""Reference model of turn settlement and conversation growth (docs/properties.md, section 3).
 
 Given a request and how it ended, which items each conversation must hold.
 Pure: no I/O, no SQLite, no clock; states are immutable values.
 
-What a reader checks against SPEC section 3:
+What a reader checks against docs/properties.md, section 3:
 
 Items. A conversation is a tuple of turns; a turn is what one write appends:
 an optional summary marker, the input items, the output items. Item shapes
@@ -23,7 +23,7 @@ item):
 - a summary marker is ``{"type": "summary", "first_turn": a, "last_turn": b,
   "text": summarize(items of turns a..b)}``.
 
-Estimate. How tokens are counted is the target's own (SPEC section 3), so
+Estimate. How tokens are counted is the target's own (docs/properties.md, section 3), so
 the estimate is an input, ``Params.estimate(instructions, turns, new)``. The
 default, :func:`history_estimate`, is the ledger's: ``tokens(text) =
 ceil(len(text) / 4)``; an item counts the tokens of its canonical JSON (sorted

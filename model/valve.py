@@ -1,6 +1,6 @@
-"""Compaction valve: SPEC section 2 (V1-V7), one LLM call per step. Pure.
+"""Compaction valve: V1-V7 (docs/properties.md, section 2), one LLM call per step. Pure.
 
-The loop (SPEC 2): check hard caps (and, per B3, the iteration credit, which
+The loop (docs/properties.md, section 2): check hard caps (and, per B3, the iteration credit, which
 is "checked before the call": a call that would be refused is not made);
 consider compaction; call the LLM; record
 the call; run the tool calls it asked for (each recorded); repeat until the

@@ -162,8 +162,9 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 self.conversation_grew(sent, len(reply.writes))
 
         def conversation_grew(self, sent: list[dict[str, Any]], tool_calls: int) -> None:
-            """The loop (SPEC 2) without compaction: the next call carries the
-            conversation it sent, then the LLM's answer and one result per tool call."""
+            """The loop (docs/properties.md, section 2) without compaction: the next
+            call carries the conversation it sent, then the LLM's answer and one result
+            per tool call."""
             assert isinstance(self.obs, Called)
             got = self.obs.messages
             roles = [m.get("role") for m in got[len(sent) :]]

@@ -54,7 +54,7 @@ def test_estimate_is_chars_over_four_rounded_up(text: str) -> None:
         (100, 0.5, 80, 60, False),  # over the ratio, under the floor
         (100, 0.75, 10, 75, False),
         (100, 0.75, 10, 76, True),
-        # The product is a float (SPEC says ratio * window): 0.29 * 100 is
+        # The product is a float (C1 says ratio * window): 0.29 * 100 is
         # 28.999999999999996, so an estimate of 29 is over it.
         (100, 0.29, 0, 29, True),
     ],
