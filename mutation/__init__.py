@@ -26,11 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit.suite import commit as suite_commit
+from mutation import cache as verdict_cache
 from mutation import engine, report
 from mutation.config import ConfigError, target_config
 from mutation.engine import REPO, SHARD_FORMAT, MutationError
 
 __all__ = ["MutationError", "MutationResult", "merge", "resolve_target", "run"]
+
+#: the cache entry that keeps the baseline's failing tests for a run that reused everything
+BASELINE_ENTRY = "<baseline>"
 
 
 @dataclass
@@ -49,6 +53,12 @@ class MutationResult:
     report_md: Path | None = None
     shard_file: Path | None = None
     errors: list[str] = field(default_factory=list)
+    #: the Hypothesis seeds of the run (pass 1 under the first; 0 = derandomized)
+    seeds: list[int] = field(default_factory=lambda: [0])
+    #: per kind: detected gated mutants killed robustly / seed-dependently
+    robustness: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: verdicts reused from the cache / run
+    reused: int = 0
 
     def summary_line(self) -> str:
         parts = [
@@ -58,10 +68,19 @@ class MutationResult:
         ]
         gate = "passed" if self.gate_passed else f"FAILED ({len(self.gate_failures)} not killed)"
         where = f" shard {self.shard[0]}/{self.shard[1]}" if self.shard else ""
+        robust = sum(r["robust"] for r in self.robustness.values())
+        dependent = sum(r["seed-dependent"] for r in self.robustness.values())
+        seeds = (
+            f"; seeds {','.join(map(str, self.seeds))}: {robust} robust, "
+            f"{dependent} seed-dependent kills"
+            if len(self.seeds) > 1
+            else f"; seed {self.seeds[0]}"
+        )
         return (
             f"mutation {self.target} {self.version}{where}: {self.total} mutants, "
             + ", ".join(parts)
-            + f" killed; {self.elapsed:.0f} s ({self.mutants_per_second:.1f}/s); gate {gate}"
+            + f" killed{seeds}; {self.reused} verdicts reused; "
+            + f"{self.elapsed:.0f} s ({self.mutants_per_second:.1f}/s); gate {gate}"
         )
 
 
@@ -105,6 +124,8 @@ def run(
     other_sample: float = 1.0,
     peer: bool = False,
     only: Sequence[str] = (),
+    seeds: Sequence[int] = (0, 1, 2),
+    cache: bool = True,
 ) -> MutationResult:
     """Mutate ``target``, run its suite against every mutant, write reports into ``out_dir``.
 
@@ -116,6 +137,11 @@ def run(
     ``peer=True`` also runs the same mutants against the target's own test suite (for
     gitreins: the tests of its sdist, see ``[gitreins.peer]`` in targets.toml) and reports
     both side by side; the peer's result never decides the gate.
+    ``seeds``: pass 1 runs under the first; each detected gated mutant whose killer uses
+    Hypothesis runs again under the others, and only robust kills pass the gate (seed 0 is
+    the ``mutation`` profile's derandomized examples).
+    ``cache``: reuse verdicts stored under ``.cache/mutation-verdicts/`` (see
+    ``mutation/cache.py``) and store the new ones.
     """
     if not 0.0 < other_sample <= 1.0:
         raise MutationError(f"bad other_sample {other_sample}: need 0 < f <= 1")
@@ -125,6 +151,9 @@ def run(
             raise MutationError(f"bad shard {i}/{n}: need 1 <= I <= N")
     if recheck not in ("gated", "survivors", "all", "none"):
         raise MutationError(f"bad recheck {recheck!r}: gated, survivors, all or none")
+    seeds = [int(x) for x in seeds]
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise MutationError(f"bad seeds {seeds}: need distinct seeds >= 0")
     t0 = time.monotonic()
     try:
         cfg = target_config(target)
@@ -143,7 +172,21 @@ def run(
     # one work folder per run, so two runs of the same target never share one; it is
     # removed after a run that finished (kept on an error, or with CTXAUDIT_KEEP_WORK=1)
     work = engine.WORK / f"{target}-{version}-{i}of{n}.{os.getpid()}"
-    modules = engine.write_work_tree(plan, {m.id for m in selected}, work, copy_dir)
+    vcache = None
+    reused: list[engine.Mutant] = []
+    if cache:
+        vcache = verdict_cache.VerdictCache(
+            target=verdict_cache.target_digest(root, copy_dir),
+            suite=verdict_cache.suite_digest(),
+            profile=verdict_cache.run_profile(recheck),
+            seeds=tuple(seeds),
+        )
+        reused = vcache.fill(selected)
+    reused_ids = {m.id for m in reused}
+    to_run = [m for m in selected if m.id not in reused_ids]
+    # the peer runs every selected mutant, so its work copy needs them all
+    in_tree = selected if peer else to_run
+    modules = engine.write_work_tree(plan, {m.id for m in in_tree}, work, copy_dir)
     setup = time.monotonic() - t0
     if progress:
         progress(
@@ -157,10 +200,17 @@ def run(
         )
     tests_arg = str(work / "tree")
     baseline: dict[str, Any] = {}
-    if selected:
+    if progress and reused:
+        progress({"event": "cache", "reused": len(reused), "run": len(to_run)})
+    if to_run:
         baseline = engine.run_worker(
-            plan, cfg, selected, work, tests_arg, jobs, recheck, progress, modules
+            plan, cfg, to_run, work, tests_arg, jobs, recheck, progress, modules, seeds=seeds
         )
+        if vcache is not None:
+            vcache.store(to_run)
+            vcache.put(BASELINE_ENTRY, {"failing": baseline.get("failing", [])})
+    elif vcache is not None and selected:
+        baseline = {"failing": (vcache.get(BASELINE_ENTRY) or {}).get("failing", [])}
     peer_doc = None
     if peer and selected:
         peer_doc = _run_peer(
@@ -185,6 +235,14 @@ def run(
         "other_sample": other_sample,
         "other_not_sampled": unsampled,
         "only": list(only),
+        "seeds": seeds,
+        "cache": {
+            "used": vcache is not None,
+            "reused": len(reused),
+            "ran": len(to_run),
+            "target_digest": vcache.target if vcache else None,
+            "suite_digest": vcache.suite if vcache else None,
+        },
         # the ctxaudit suites leave the regions of these known findings out (the audit
         # sets it to the findings that reproduce on this version)
         "findings_excluded": os.environ.get("CTXAUDIT_FINDINGS"),
@@ -245,6 +303,7 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
                 "only",
                 "deselected",
                 "findings_excluded",
+                "seeds",
             )
             if first.get(k) is not None
         },
@@ -254,6 +313,10 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
         "baseline": {"failing": failing},
         "shards": len(docs),
         "peer": _merge_peer(peers) if peers else None,
+        "cache": {
+            "reused": sum((d.get("cache") or {}).get("reused", 0) for d in docs),
+            "ran": sum((d.get("cache") or {}).get("ran", len(d["mutants"])) for d in docs),
+        },
     }
     equivalents = engine.load_equivalents(target=first["target"])
     return report.apply_gate(final, equivalents)
@@ -377,6 +440,9 @@ def _result(doc: dict[str, Any], js: Path | None, md: Path | None) -> MutationRe
         mutants_per_second=(total / mut) if mut > 0 else 0.0,
         report_json=js,
         report_md=md,
+        seeds=list(doc.get("seeds", [0])),
+        robustness=report.robustness(doc["mutants"]),
+        reused=int((doc.get("cache") or {}).get("reused", 0)),
     )
 
 

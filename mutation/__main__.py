@@ -28,6 +28,13 @@ def _shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def seeds_from(seed: int, k: int) -> list[int]:
+    """The run's seeds: S, S+1, ..., S+K-1."""
+    if seed < 0 or k < 1:
+        raise MutationError(f"need --seed >= 0 and --seeds >= 1, got {seed} and {k}")
+    return [seed + i for i in range(k)]
+
+
 def _progress(rec: dict[str, Any]) -> None:
     ev = rec.get("event")
     if rec.get("suite") == "peer":
@@ -40,6 +47,12 @@ def _progress(rec: dict[str, Any]) -> None:
         return
     if ev == "peer":
         print(f"mutation: peer suite {rec['suite']}: {rec['tests']} test files", file=sys.stderr)
+    elif ev == "cache":
+        print(
+            f"mutation: {rec['reused']} verdicts reused from .cache/mutation-verdicts, "
+            f"{rec['run']} mutants to run",
+            file=sys.stderr,
+        )
     elif ev == "plan":
         print(
             f"mutation: {rec['target']} {rec['version']}: {rec['mutants']} of {rec['all']} mutants",
@@ -48,7 +61,10 @@ def _progress(rec: dict[str, Any]) -> None:
     elif ev == "baseline":
         print(f"mutation: baseline {rec['tests']} tests in {rec['seconds']:.1f} s", file=sys.stderr)
     elif ev == "result" and rec["status"] not in ("killed", "timeout"):
-        print(f"  pass {rec['pass']} {rec['status']}: {rec['id']}", file=sys.stderr)
+        print(
+            f"  pass {rec['pass']} seed {rec.get('seed', 0)} {rec['status']}: {rec['id']}",
+            file=sys.stderr,
+        )
 
 
 class _ProgressFile:
@@ -70,7 +86,11 @@ class _ProgressFile:
         elif ev == "baseline":
             st.update(phase="peer mutants" if peer else "mutants", done=0)
         elif ev == "result":
-            phase = "peer mutants" if peer else ("mutants" if rec["pass"] == 1 else "recheck")
+            phase = (
+                "peer mutants"
+                if peer
+                else {1: "mutants", 2: "recheck"}.get(rec["pass"], "seed recheck")
+            )
             st.update(phase=phase, done=st["done"] + 1 if st["phase"] == phase else 1)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(st))
@@ -117,6 +137,27 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="keep a one-line JSON status (phase, done, total) in PATH while running",
     )
+    r.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="Hypothesis seed of pass 1 (default 0: the mutation profile's derandomized "
+        "examples); the recheck uses S+1 .. S+K-1",
+    )
+    r.add_argument(
+        "--seeds",
+        type=int,
+        default=3,
+        metavar="K",
+        help="check each detected gated mutant under K seeds; only robust kills pass the "
+        "gate (default 3; 1 turns the check off)",
+    )
+    r.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither reuse nor store verdicts in .cache/mutation-verdicts/",
+    )
     r.add_argument("-q", "--quiet", action="store_true")
     m = sub.add_parser("merge", help="combine shard results into one report and gate")
     m.add_argument("paths", nargs="+", type=Path)
@@ -149,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                 other_sample=a.other_sample,
                 peer=a.peer,
                 only=a.only,
+                seeds=seeds_from(a.seed, a.seeds),
+                cache=not a.no_cache,
             )
         else:
             res = merge(a.paths, a.out)

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,15 @@ class Mutant:
     tests: int = 0
     tests_completed: int | None = None
     diff: str = ""
+    #: pass 3: the verdict under each further seed ({seed, status, killed_by, seed_free})
+    seed_checks: list[dict[str, Any]] = field(default_factory=list)
+    #: "robust", "seed-dependent" or None (not a detected gated mutant, or one seed only)
+    robust: str | None = None
+    robust_reason: str = ""
+    #: the pass-1 killer never asked Hypothesis for randomness
+    seed_free: bool = False
+    #: the seeds its verdict was found under (the first is pass 1's)
+    seeds: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -383,6 +392,7 @@ def run_worker(
     timeout_constant: float = TIMEOUT_CONSTANT,
     *,
     suite: PeerRun | None = None,
+    seeds: Sequence[int] = (0,),
 ) -> dict[str, Any]:
     """Run the worker on the work copy; fills in each mutant's status. Returns baseline info.
 
@@ -429,6 +439,7 @@ def run_worker(
                 ],
                 "jobs": jobs,
                 "recheck": recheck,
+                "seeds": list(seeds),
                 "timeout_factor": TIMEOUT_FACTOR,
                 "timeout_constant": timeout_constant,
                 "result_fd": wfd,
@@ -466,8 +477,16 @@ def run_worker(
                     m.killed_by = rec.get("killed_by")
                     m.tests_completed = rec.get("tests_completed")
                     m.reason = rec.get("reason", "")
-                else:
+                    m.seed_free = bool(rec.get("seed_free"))
+                elif rec["pass"] == 2:
                     m.second_status = rec["status"]
+                else:
+                    m.seed_checks.append(
+                        {
+                            k: rec.get(k)
+                            for k in ("seed", "status", "killed_by", "seed_free", "seconds")
+                        }
+                    )
             elif rec["event"] == "done":
                 baseline["mutation_seconds"] = rec["seconds"]
             if progress is not None:
@@ -487,6 +506,9 @@ def run_worker(
             )
     for m in mutants:
         _settle(m)
+        m.seeds = list(seeds)
+        if suite is None:
+            _robustness(m, list(seeds), gated=m.kind in GATED_KINDS or m.catalogue is not None)
     return baseline
 
 
@@ -502,6 +524,42 @@ def _settle(m: Mutant) -> None:
     if first_detected != second_detected:
         m.reason = f"flaky: {m.status} in the first run, {m.second_status} in the second"
         m.status = "flaky"
+
+
+def _robustness(m: Mutant, seeds: list[int], gated: bool) -> None:
+    """Is a detected gated mutant's kill robust? See ``mutation.worker`` (pass 3)."""
+    m.robust, m.robust_reason = None, ""
+    if not gated or m.status not in DETECTED or len(seeds) < 2:
+        return
+    if m.seed_free:
+        m.robust = "robust"
+        m.robust_reason = f"killed by {m.killed_by}, which does not use Hypothesis' seed"
+        return
+    for check in m.seed_checks:
+        if check["status"] not in DETECTED:
+            m.robust = "seed-dependent"
+            m.robust_reason = (
+                f"{m.status} under seed {seeds[0]}"
+                + (f" by {m.killed_by}" if m.killed_by else "")
+                + f", {check['status']} under seed {check['seed']}"
+            )
+            return
+        if check.get("seed_free"):
+            m.robust = "robust"
+            m.robust_reason = (
+                f"killed by {check['killed_by']}, which does not use Hypothesis' seed "
+                f"(found under seed {check['seed']})"
+            )
+            return
+    checked = [seeds[0], *(c["seed"] for c in m.seed_checks)]
+    if sorted(checked) == sorted(seeds):
+        m.robust = "robust"
+        m.robust_reason = "detected under every seed: " + ", ".join(map(str, checked))
+    else:  # the recheck did not run (e.g. the worker was stopped): not proven
+        m.robust = "seed-dependent"
+        m.robust_reason = "not rechecked under seeds " + ", ".join(
+            str(s) for s in seeds if s not in checked
+        )
 
 
 def branch_coverage(

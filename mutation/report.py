@@ -65,6 +65,9 @@ def apply_gate(doc: dict[str, Any], equivalents: dict[str, str]) -> dict[str, An
         if m["status"] in DETECTED:
             if m["id"] in equivalents:
                 stale.append(f"{m['id']}: listed as equivalent but {m['status']}")
+            elif gated(m) and m.get("robust") == "seed-dependent":
+                # a kill that another seed does not repeat does not pass the gate
+                failures.append(m["id"])
             continue
         if m["id"] in equivalents and m["status"] in ("survived", "no-coverage"):
             m["status"] = "equivalent"
@@ -73,9 +76,29 @@ def apply_gate(doc: dict[str, Any], equivalents: dict[str, str]) -> dict[str, An
         if gated(m):
             failures.append(m["id"])
     stale += [f"{i}: listed as equivalent but no such mutant" for i in equivalents if i not in ids]
-    doc["gate"] = {"passed": not failures and not doc.get("errors"), "failures": failures}
+    doc["gate"] = {
+        "passed": not failures and not doc.get("errors"),
+        "failures": failures,
+        "seeds": doc.get("seeds", [0]),
+        "robust_only": len(doc.get("seeds", [0])) > 1,
+    }
     doc["stale_equivalents"] = stale
     return doc
+
+
+ROBUSTNESS = ("robust", "seed-dependent", "unchecked")
+
+
+def robustness(mutants: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per kind, the detected gated mutants whose kill is robust (a seed-free test, or
+    every seed), seed-dependent, or unchecked (one seed only)."""
+    out: dict[str, dict[str, int]] = {}
+    for m in mutants:
+        if not gated(m) or m["status"] not in DETECTED:
+            continue
+        row = out.setdefault(m["kind"], dict.fromkeys(ROBUSTNESS, 0))
+        row[m.get("robust") or "unchecked"] += 1
+    return dict(sorted(out.items()))
 
 
 def score(counts: Counter[str]) -> float | None:
@@ -172,6 +195,8 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
         if m["status"] == "killed" and m.get("killed_by"):
             entry["killedBy"] = [m["killed_by"]]
             reason = reason or f"killed by {m['killed_by']}"
+        if m.get("robust"):
+            reason = f"{reason}; {m['robust']}: {m.get('robust_reason', '')}".lstrip("; ")
         if reason:
             entry["statusReason"] = reason
         if m.get("tests_completed") is not None:
@@ -194,6 +219,9 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
             "version": doc["version"],
             "gate": doc["gate"],
             "by_kind": summary(doc["mutants"], "kind"),
+            "seeds": doc.get("seeds", [0]),
+            "robustness": robustness(doc["mutants"]),
+            "cache": doc.get("cache"),
             "branch_coverage": doc.get("coverage"),
             "shards": doc.get("shards", 1),
             "suite": doc.get("suite"),
@@ -271,7 +299,9 @@ def to_markdown(doc: dict[str, Any]) -> str:
     )
     lines += [
         f"**Gate: {verdict}.** Every removed-write and wrong-comparison mutant, and every "
-        "catalogued mutant, must be killed (a timeout counts as killed); equivalent mutants "
+        "catalogued mutant, must be killed (a timeout counts as killed)"
+        + (", robustly (see Robust kills)" if len(doc.get("seeds", [0])) > 1 else "")
+        + "; equivalent mutants "
         "are excused only when listed with a reason in `mutation/equivalent.toml`.",
         "",
     ]
@@ -295,12 +325,20 @@ def to_markdown(doc: dict[str, Any]) -> str:
             f" Only the mutants matching {', '.join(doc['only'])} ran (--only)."
             if doc.get("only")
             else ""
+        )
+        + (
+            f" {doc['cache']['reused']} verdicts were reused from the verdict cache "
+            "(`.cache/mutation-verdicts/`), "
+            f"{doc['cache'].get('ran', 0)} mutants ran."
+            if (doc.get("cache") or {}).get("reused")
+            else ""
         ),
         "",
         "## Score per kind",
         "",
         *_table(summary(ms, "kind"), "kind"),
         "",
+        *_robust_markdown(doc),
         "## Score per file",
         "",
         *_table(summary(ms, "file"), "file"),
@@ -396,6 +434,39 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines += [f"- `{t}`" for t in base["failing"]] + [""]
     lines += _peer_markdown(doc)
     return "\n".join(lines) + "\n"
+
+
+def _robust_markdown(doc: dict[str, Any]) -> list[str]:
+    seeds = doc.get("seeds", [0])
+    rows = robustness(doc["mutants"])
+    lines = [f"## Robust kills (seeds {', '.join(map(str, seeds))})", ""]
+    if len(seeds) < 2:
+        return lines + [
+            "One seed only: whether a kill depends on the seed was not checked.",
+            "",
+        ]
+    lines += [
+        "A detected gated mutant is killed robustly when a test that does not use "
+        "Hypothesis' seed kills it, or when it is detected under every seed (pass 1 under "
+        f"seed {seeds[0]}, then its killing tests again under "
+        f"{', '.join(map(str, seeds[1:]))}; seed 0 is the profile's derandomized examples). "
+        "Only robust kills pass the gate.",
+        "",
+        "| kind | robust | seed-dependent |",
+        "|---|---|---|",
+    ]
+    for kind, r in rows.items():
+        lines.append(f"| {kind} | {r['robust']} | {r['seed-dependent']} |")
+    dependent = [m for m in doc["mutants"] if m.get("robust") == "seed-dependent"]
+    if dependent:
+        lines += ["", f"Seed-dependent kills ({len(dependent)}):", ""]
+        for m in sorted(dependent, key=lambda m: m["id"]):
+            lines.append(
+                f"- `{m['id']}` ({m['kind']}): {m['original']} -> {m['replacement']}; "
+                f"{m.get('robust_reason', '')}. Replay: `python -m mutation run --target "
+                f"{doc['target']} --only '{m['id']}' --seed {seeds[0]} --seeds {len(seeds)}`"
+            )
+    return lines + [""]
 
 
 def _peer_markdown(doc: dict[str, Any]) -> list[str]:

@@ -16,7 +16,15 @@ folder. The worker
    reach the mutated function, fastest first, stopping at the first failure (``-x``);
    a child that outlives ``factor * baseline time of those tests + constant`` seconds is
    killed and the mutant is a timeout;
-4. runs the mutants named for a second pass again and reports both verdicts.
+4. runs the mutants named for a second pass again and reports both verdicts;
+5. runs each killed gated mutant again under the other seeds of the plan (pass 3, the
+   seed recheck): a kill is *robust* when a test whose verdict does not depend on the
+   seed (one that never asked Hypothesis for randomness, seen in the baseline) kills it,
+   or when it is killed under every seed; otherwise it is *seed-dependent*.
+
+Seeds: seed 0 is the profile's own derandomized examples; any other seed ``s`` gives
+every Hypothesis test the random source ``sha256(s, the test's digest)`` instead, so a
+verdict under ``s`` replays with the same seed.
 
 Results are written as JSON lines to the file descriptor given in the plan.
 """
@@ -38,6 +46,44 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HIT_PREFIX = "hit:"
+DETECTED = ("killed", "timeout", "crashed")
+
+#: the seed of this process (0: the profile's derandomized examples); set in a child
+_SEED = 0
+#: whether the running test asked Hypothesis for its random source
+_CONSULTED = [False]
+
+
+def install_seed_hook() -> None:
+    """Route Hypothesis' choice of random source through :func:`seeded_random`.
+
+    ``hypothesis.core.get_random_for_wrapped_test`` is looked up at each call of a
+    ``@given`` test (stateful machines included), so replacing the module attribute is
+    enough. The hook also notes that the test used Hypothesis at all.
+    """
+    import hypothesis.core as hcore
+
+    if getattr(hcore.get_random_for_wrapped_test, "_ctxaudit", False):
+        return
+    original = hcore.get_random_for_wrapped_test
+
+    def hooked(test: Any, wrapped_test: Any) -> Any:
+        _CONSULTED[0] = True
+        if _SEED == 0:
+            return original(test, wrapped_test)
+        wrapped_test._hypothesis_internal_use_generated_seed = None
+        return seeded_random(_SEED, hcore.function_digest(test))
+
+    hooked._ctxaudit = True  # type: ignore[attr-defined]
+    hcore.get_random_for_wrapped_test = hooked
+
+
+def seeded_random(seed: int, digest: bytes) -> Any:
+    import hashlib
+    from random import Random
+
+    h = hashlib.sha256(f"ctxaudit-seed:{seed}:".encode() + digest).digest()
+    return Random(int.from_bytes(h[:16], "big"))
 
 
 class _PinFinder(importlib.abc.MetaPathFinder):
@@ -94,11 +140,17 @@ class Plugin:
         for i, item in enumerate(items):
             nxt = items[i + 1] if i + 1 < len(items) else None
             hits.clear()
+            _CONSULTED[0] = False
             t0 = time.perf_counter()
             reports = _run_protocol(item, nxt)
             dt = time.perf_counter() - t0
             bad = [r for r in reports if r.failed]
-            per_test[item.nodeid] = {"duration": dt, "hits": sorted(hits), "failed": bool(bad)}
+            per_test[item.nodeid] = {
+                "duration": dt,
+                "hits": sorted(hits),
+                "failed": bool(bad),
+                "hypothesis": _CONSULTED[0],
+            }
             if bad:
                 failed.append(item.nodeid)
                 if stop_at_first_failure:
@@ -106,9 +158,12 @@ class Plugin:
         return {"failed": failed, "tests": per_test}
 
     def _child(
-        self, mutant_name: str, items: list[Any], stop: bool, wfd: int, scratch: str
+        self, mutant_name: str, items: list[Any], stop: bool, wfd: int, scratch: str, seed: int
     ) -> None:
+        global _SEED
         try:
+            _SEED = seed
+            os.environ["CTXAUDIT_MUTATION_SEED"] = str(seed)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
@@ -139,7 +194,14 @@ class Plugin:
         os.close(wfd)
         os._exit(code)
 
-    def _fork(self, mutant: dict[str, Any], items: list[Any], timeout: float, stop: bool) -> _Job:
+    def _fork(
+        self,
+        mutant: dict[str, Any],
+        items: list[Any],
+        timeout: float,
+        stop: bool,
+        seed: int = 0,
+    ) -> _Job:
         rfd, wfd = os.pipe()
         scratch = tempfile.mkdtemp(prefix="ctxaudit-mutant-")
         sys.stdout.flush()
@@ -147,7 +209,7 @@ class Plugin:
         pid = os.fork()
         if pid == 0:
             os.close(rfd)
-            self._child(mutant["name"], items, stop, wfd, scratch)
+            self._child(mutant["name"], items, stop, wfd, scratch, seed)
         os.close(wfd)
         now = time.monotonic()
         return _Job(mutant, pid, rfd, now + timeout, now, tests=len(items), scratch=scratch)
@@ -158,7 +220,8 @@ class Plugin:
 
     # -- the loop ---------------------------------------------------------------
     def _baseline(self) -> dict[str, Any]:
-        job = self._fork({"name": "stats"}, self.items, 3600.0, stop=False)
+        seeds = self.plan.get("seeds") or [0]
+        job = self._fork({"name": "stats"}, self.items, 3600.0, stop=False, seed=seeds[0])
         status, payload = _wait(job, block=True)
         if status not in ("pass", "fail") or "tests" not in payload:
             raise SystemExit(f"mutation worker: baseline run crashed ({status}): {payload}")
@@ -167,6 +230,8 @@ class Plugin:
     def run(self) -> None:
         plan = self.plan
         t0 = time.monotonic()
+        with contextlib.suppress(ImportError):
+            install_seed_hook()
         base = self._baseline()
         base_time = time.monotonic() - t0
         tests = base["tests"]
@@ -212,21 +277,33 @@ class Plugin:
                 key=lambda it: (-seen.get(it.nodeid, 0), tests[it.nodeid]["duration"], it.nodeid),
             )
 
-        def run_pass(mutants: list[dict[str, Any]], pass_no: int) -> dict[str, str]:
-            verdicts: dict[str, str] = {}
+        seeds = [int(x) for x in plan.get("seeds") or [0]]
+        # tests whose verdict cannot depend on the seed: they never asked Hypothesis
+        # for a random source in the baseline
+        seed_free = {n for n, t in tests.items() if not t.get("hypothesis")}
+        passed_first: dict[str, set[str]] = {}
+
+        def run_pass(
+            mutants: list[dict[str, Any]],
+            pass_no: int,
+            seed: int,
+            order: Any = None,
+        ) -> dict[str, dict[str, Any]]:
+            verdicts: dict[str, dict[str, Any]] = {}
             queue = list(mutants)
             running: list[_Job] = []
             jobs = max(1, int(plan.get("jobs", 1)))
             while queue or running:
                 while queue and len(running) < jobs:
                     mu = queue.pop(0)
-                    items = ordered(mu)
+                    items = order(mu) if order else ordered(mu)
                     if not items:
-                        verdicts[mu["id"]] = "no-coverage"
+                        verdicts[mu["id"]] = {"status": "no-coverage"}
                         self._emit(
                             {
                                 "event": "result",
                                 "pass": pass_no,
+                                "seed": seed,
                                 "id": mu["id"],
                                 "status": "no-coverage",
                                 "seconds": 0.0,
@@ -235,7 +312,9 @@ class Plugin:
                         )
                         continue
                     budget = sum(tests[it.nodeid]["duration"] for it in items)
-                    running.append(self._fork(mu, items, factor * budget + const, stop=True))
+                    running.append(
+                        self._fork(mu, items, factor * budget + const, stop=True, seed=seed)
+                    )
                 if not running:
                     continue
                 now = time.monotonic()
@@ -248,10 +327,10 @@ class Plugin:
                     status, payload = _wait(job, block=True)
                     running.remove(job)
                     verdict = {"fail": "killed", "pass": "survived"}.get(status, status)
-                    verdicts[job.mutant["id"]] = verdict
                     rec = {
                         "event": "result",
                         "pass": pass_no,
+                        "seed": seed,
                         "id": job.mutant["id"],
                         "status": verdict,
                         "seconds": time.monotonic() - job.started,
@@ -259,15 +338,21 @@ class Plugin:
                     }
                     if verdict == "killed" and payload.get("failed"):
                         rec["killed_by"] = payload["failed"][0]
+                        rec["seed_free"] = rec["killed_by"] in seed_free
                         per = kills.setdefault(job.mutant["function_key"], {})
                         per[rec["killed_by"]] = per.get(rec["killed_by"], 0) + 1
                         rec["tests_completed"] = len(payload.get("tests", {}))
+                    if pass_no == 1:
+                        passed_first[job.mutant["id"]] = {
+                            n for n, t in payload.get("tests", {}).items() if not t["failed"]
+                        }
                     if verdict == "crashed":
                         rec["reason"] = payload.get("reason") or payload.get("error", "")
+                    verdicts[job.mutant["id"]] = rec
                     self._emit(rec)
             return verdicts
 
-        first = run_pass(plan["mutants"], 1)
+        first = run_pass(plan["mutants"], 1, seeds[0])
         recheck = plan.get("recheck", "survivors")
         if recheck == "all":
             again = plan["mutants"]
@@ -275,14 +360,69 @@ class Plugin:
             again = [
                 mu
                 for mu in plan["mutants"]
-                if first.get(mu["id"]) in ("survived", "timeout")
+                if first[mu["id"]]["status"] in ("survived", "timeout")
                 and (recheck == "survivors" or mu.get("gated"))
             ]
         else:
             again = []
-        if again:
-            run_pass(again, 2)
+        second = run_pass(again, 2, seeds[0]) if again else {}
+        if len(seeds) > 1:
+            self._seed_recheck(
+                plan, first, second, seeds, seed_free, passed_first, run_pass, ordered, tests
+            )
         self._emit({"event": "done", "seconds": time.monotonic() - t0})
+
+    def _seed_recheck(
+        self,
+        plan: dict[str, Any],
+        first: dict[str, dict[str, Any]],
+        second: dict[str, dict[str, Any]],
+        seeds: list[int],
+        seed_free: set[str],
+        passed_first: dict[str, set[str]],
+        run_pass: Any,
+        ordered: Any,
+        tests: dict[str, Any],
+    ) -> None:
+        """Pass 3: each gated mutant killed in pass 1 by a test that depends on the seed
+        runs again under every other seed, until a seed lets it survive (seed-dependent)
+        or a seed-free test kills it (robust by nature). Under each seed the seed-free
+        tests that did not already pass in pass 1 go first, then the pass-1 killer."""
+        undecided = [
+            mu
+            for mu in plan["mutants"]
+            if mu.get("gated")
+            and first[mu["id"]]["status"] in DETECTED
+            and not first[mu["id"]].get("seed_free")
+            and second.get(mu["id"], {}).get("status", "killed") in ("killed", "timeout")
+        ]
+
+        def order_for(mu: dict[str, Any]) -> list[Any]:
+            done = passed_first.get(mu["id"], set())
+            killer = first[mu["id"]].get("killed_by")
+
+            def rank(it: Any) -> int:
+                if it.nodeid in seed_free:
+                    return 0
+                return 1 if it.nodeid == killer else 2
+
+            # a seed-free test that passed in pass 1 passes under any seed: left out
+            chosen = [
+                it for it in ordered(mu) if not (it.nodeid in seed_free and it.nodeid in done)
+            ]
+            return sorted(
+                chosen, key=lambda it: (rank(it), tests[it.nodeid]["duration"], it.nodeid)
+            )
+
+        for seed in seeds[1:]:
+            if not undecided:
+                break
+            got = run_pass(undecided, 3, seed, order_for)
+            undecided = [
+                mu
+                for mu in undecided
+                if got[mu["id"]]["status"] in DETECTED and not got[mu["id"]].get("seed_free")
+            ]
 
     # -- pytest hooks -------------------------------------------------------------
     def pytest_collection_finish(self, session: Any) -> None:
