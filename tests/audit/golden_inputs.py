@@ -114,6 +114,10 @@ def mutation_doc_full() -> dict[str, Any]:
     doc["mutants"][2]["diff"] = "--- a\n+++ b\n-    self.used += n\n+    pass\n"
     doc["mutants"][2]["reason"] = "rechecked: survived again"
     eq = {ids[7]: "same value both ways", "engine/eval_cap.py:gone:other:x:0001": "stale"}
+    doc["seeds"] = [0, 1, 2]  # the seed recheck ran: robust and seed-dependent kills
+    doc["mutants"][0]["robust"] = "robust"
+    doc["mutants"][4]["robust"] = "seed-dependent"
+    doc["mutants"][4]["robust_reason"] = "killed under seed 0, not under seeds 1, 2"
     doc = report.apply_gate(doc, eq)
     doc.update(
         suite="abc1234",
