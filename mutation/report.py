@@ -6,10 +6,14 @@ import contextlib
 import json
 import sys
 from collections import Counter
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Template
+
+from ctxaudit.templating import environment
 from mutation.operators import GATED_KINDS, KINDS
 
 DETECTED = ("killed", "timeout", "crashed")
@@ -271,267 +275,40 @@ def _pct(a: int, b: int) -> str:
     return "n/a" if b == 0 else f"{100.0 * a / b:.1f}%"
 
 
-def _table(rows: dict[str, dict[str, Any]], first: str) -> list[str]:
-    head = (
-        f"| {first} | total | killed | timeout | survived | no coverage | flaky "
-        "| equivalent | score |"
-    )
-    out = [head, "|" + "---|" * 9]
-    for name, r in rows.items():
-        killed = r["killed"] + r["crashed"]
-        sc = "n/a" if r["score"] is None else f"{r['score']}%"
-        out.append(
-            f"| {name} | {r['total']} | {killed} | {r['timeout']} | {r['survived']} | "
-            f"{r['no-coverage']} | {r['flaky']} | {r['equivalent']} | {sc} |"
-        )
-    return out
+def _rate(n: int, seconds: float) -> str:
+    return f"{n / seconds:.1f}" if seconds > 0 else "-"
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
+    """mutation.md (template ``mutation/templates/mutation.md.j2``)."""
     ms = doc["mutants"]
-    gate = doc["gate"]
-    t = doc.get("timings", {})
-    lines = [f"# Mutation audit: {doc['target']} {doc['version']}", ""]
-    if doc.get("suite"):
-        lines += [f"Suite: ctxaudit `{doc['suite']}`.", ""]
-    verdict = (
-        "PASSED" if gate["passed"] else f"FAILED ({len(gate['failures'])} gated mutants not killed)"
-    )
-    lines += [
-        f"**Gate: {verdict}.** Every removed-write and wrong-comparison mutant, and every "
-        "catalogued mutant, must be killed (a timeout counts as killed)"
-        + (", robustly (see Robust kills)" if len(doc.get("seeds", [0])) > 1 else "")
-        + "; equivalent mutants "
-        "are excused only when listed with a reason in `mutation/equivalent.toml`.",
-        "",
-    ]
-    for err in doc.get("errors", []):
-        lines.append(f"- error: {err}")
-    n = len(ms)
-    secs = t.get("mutation", 0.0)
-    lines += [
-        f"{n} mutants in {t.get('total', 0.0):.0f} s (baseline {t.get('baseline', 0.0):.1f} s, "
-        f"mutants {secs:.0f} s, {n / secs if secs else 0:.1f} mutants/s"
-        + (f", {doc['shards']} shards" if doc.get("shards", 1) > 1 else "")
-        + ").",
-        "",
-        (
-            f"Only a deterministic {100 * doc['other_sample']:.0f}% sample of the `other` "
-            f"mutants ran ({doc['other_not_sampled']} not run)."
-            if doc.get("other_not_sampled")
-            else "All mutants in scope ran."
-        )
-        + (
-            f" Only the mutants matching {', '.join(doc['only'])} ran (--only)."
-            if doc.get("only")
-            else ""
-        )
-        + (
-            f" {doc['cache']['reused']} verdicts were reused from the verdict cache "
-            "(`.cache/mutation-verdicts/`), "
-            f"{doc['cache'].get('ran', 0)} mutants ran."
-            if (doc.get("cache") or {}).get("reused")
-            else ""
-        ),
-        "",
-        "## Score per kind",
-        "",
-        *_table(summary(ms, "kind"), "kind"),
-        "",
-        *_robust_markdown(doc),
-        "## Score per file",
-        "",
-        *_table(summary(ms, "file"), "file"),
-        "",
-    ]
-    cov = doc.get("coverage")
-    lines += ["## Branch coverage of the same scope (pytest-cov --cov-branch)", ""]
-    if cov and "totals" in cov:
-        lines += ["| file | statements | branches |", "|---|---|---|"]
-        for path, c in sorted(cov["files"].items()):
-            lines.append(
-                f"| {path} | {c['covered_statements']}/{c['statements']} "
-                f"({_pct(c['covered_statements'], c['statements'])}) | "
-                f"{c['covered_branches']}/{c['branches']} "
-                f"({_pct(c['covered_branches'], c['branches'])}) |"
-            )
-        tt = cov["totals"]
-        lines.append(
-            f"| **all** | {_pct(tt['covered_statements'], tt['statements'])} | "
-            f"{_pct(tt['covered_branches'], tt['branches'])} |"
-        )
-    else:
-        lines.append(f"not measured{': ' + cov['error'] if cov and 'error' in cov else ''}")
-    lines.append("")
-    cat = [m for m in ms if m.get("catalogue")]
-    lines += ["## Catalogue (named mutants)", ""]
-    if cat:
-        lines += ["| id | property | kind | status | killed by |", "|---|---|---|---|---|"]
-        for m in sorted(cat, key=lambda m: m["catalogue"]):
-            lines.append(
-                f"| {m['catalogue']} | {', '.join(m['properties'])} | {m['kind']} | "
-                f"{m['status']} | {m.get('killed_by') or ''} |"
-            )
-    for na in doc.get("not_applicable", []):
-        lines.append(
-            f"- {na['id']}: not applicable to {doc['version']} (entry is for {na['versions']})"
-        )
-    lines.append("")
     survivors = [m for m in ms if m["status"] not in DETECTED and m["status"] != "equivalent"]
     survivors.sort(key=lambda m: (not gated(m), m["file"], m["line"], m["id"]))
-    lines += [f"## Survivors ({len(survivors)})", ""]
-    for m in survivors:
-        should = ", ".join(m["properties"]) or "none mapped"
-        src = "catalogue" if m.get("catalogue") else "the function's properties"
-        head = f"### `{m['id']}`" if gated(m) else f"#### `{m['id']}`"
-        lines += [
-            head,
-            "",
-            f"{m['status']} - kind **{m['kind']}** ({m['operator']}), `{m['file']}:{m['line']}` "
-            f"in `{m['function']}`. Should have been caught by: **{should}** ({src}).",
-        ]
-        if m.get("reason"):
-            lines.append(f"Reason: {m['reason']}")
-        lines += [
-            "",
-            "```diff",
-            m.get("diff", "").rstrip() or f"- {m['original']}\n+ {m['replacement']}",
-            "```",
-            "",
-        ]
-    eq = [m for m in ms if m["status"] == "equivalent"]
-    if eq:
-        lines += [f"## Equivalent mutants ({len(eq)}, reviewed in mutation/equivalent.toml)", ""]
-        for m in eq:
-            lines.append(f"- `{m['id']}`: {m['original']} -> {m['replacement']}. {m['reason']}")
-        lines.append("")
-    if doc.get("stale_equivalents"):
-        lines += ["## Stale entries in mutation/equivalent.toml", ""]
-        lines += [f"- {s}" for s in doc["stale_equivalents"]] + [""]
-    if doc.get("excluded"):
-        lines += ["## Left out by configuration (mutation/targets.toml)", ""]
-        lines += [f"- {n} mutants: {reason}" for reason, n in sorted(doc["excluded"].items())]
-        lines.append("")
-    if doc.get("findings_excluded") is not None:
-        ids = doc["findings_excluded"]
-        lines += [
-            "## Known findings left out of the mutant runs",
-            "",
-            (
-                f"The suites left out the regions of these known findings (CTXAUDIT_FINDINGS), "
-                f"as the audit's property phase did for this version: {ids}."
-                if ids not in ("", "none")
-                else "None (CTXAUDIT_FINDINGS=none)."
-            ),
-            "",
-        ]
-    if doc.get("deselected"):
-        lines += ["## Tests not run against mutants (mutation/targets.toml)", ""]
-        lines += [f"- `{t}`: {r}" for t, r in doc["deselected"]] + [""]
-    base = doc.get("baseline", {})
-    if base.get("failing"):
-        lines += ["## Tests failing on the unmutated target (left out of the mutant runs)", ""]
-        lines += [f"- `{t}`" for t in base["failing"]] + [""]
-    lines += _peer_markdown(doc)
-    return "\n".join(lines) + "\n"
+    cov = doc.get("coverage") or {}
+    return _template().render(
+        doc=doc,
+        by_kind=summary(ms, "kind"),
+        by_file=summary(ms, "file"),
+        robust=robustness(ms),
+        dependent=sorted(
+            (m for m in ms if m.get("robust") == "seed-dependent"), key=lambda m: m["id"]
+        ),
+        coverage_files=sorted((cov.get("files") or {}).items()),
+        catalogue=sorted((m for m in ms if m.get("catalogue")), key=lambda m: m["catalogue"]),
+        survivors=survivors,
+        equivalents=[m for m in ms if m["status"] == "equivalent"],
+        peer=peer_summary(doc),
+        by_id={m["id"]: m for m in ms},
+        gated=gated,
+        ratio=_pct,
+        rate=_rate,
+        shown_path=shown_path,
+    )
 
 
-def _robust_markdown(doc: dict[str, Any]) -> list[str]:
-    seeds = doc.get("seeds", [0])
-    rows = robustness(doc["mutants"])
-    lines = [f"## Robust kills (seeds {', '.join(map(str, seeds))})", ""]
-    if len(seeds) < 2:
-        return lines + [
-            "One seed only: whether a kill depends on the seed was not checked.",
-            "",
-        ]
-    lines += [
-        "A detected gated mutant is killed robustly when a test that does not use "
-        "Hypothesis' seed kills it, or when it is detected under every seed (pass 1 under "
-        f"seed {seeds[0]}, then its killing tests again under "
-        f"{', '.join(map(str, seeds[1:]))}; seed 0 is the profile's derandomized examples). "
-        "Only robust kills pass the gate.",
-        "",
-        "| kind | robust | seed-dependent |",
-        "|---|---|---|",
-    ]
-    for kind, r in rows.items():
-        lines.append(f"| {kind} | {r['robust']} | {r['seed-dependent']} |")
-    dependent = [m for m in doc["mutants"] if m.get("robust") == "seed-dependent"]
-    if dependent:
-        lines += ["", f"Seed-dependent kills ({len(dependent)}):", ""]
-        for m in sorted(dependent, key=lambda m: m["id"]):
-            lines.append(
-                f"- `{m['id']}` ({m['kind']}): {m['original']} -> {m['replacement']}; "
-                f"{m.get('robust_reason', '')}. Replay: `python -m mutation run --target "
-                f"{doc['target']} --only '{m['id']}' --seed {seeds[0]} --seeds {len(seeds)}`"
-            )
-    return lines + [""]
-
-
-def _peer_markdown(doc: dict[str, Any]) -> list[str]:
-    ps = peer_summary(doc)
-    if ps is None:
-        return []
-    peer = doc["peer"]
-    lines = [f"## Peer comparison: the same mutants against {ps['name']}", ""]
-    if "by_kind" not in ps:
-        return lines + [f"Not run: {ps['error']}", ""]
-    if ps.get("error"):
-        lines += [f"- error: {ps['error']}", ""]
-    base = peer.get("baseline", {})
-    lines += [
-        f"From `{shown_path(peer['root'])}`: {len(peer['tests'])} test files "
-        f"({peer['selection_reason']}). "
-        f"{ps['baseline_tests']} tests collected; {ps['baseline_failing']} fail or error on the "
-        "unmutated tree and are left out of the mutant runs, as for our suite. The sdist ships "
-        "no `tests/conftest.py`, so tests that need its fixtures error.",
-        "",
-        "| kind | mutants | ctxaudit | score | gitreins' tests | score |",
-        "|---|---|---|---|---|---|",
-    ]
-    for kind, r in [*ps["by_kind"].items(), ("**all**", ps["total"])]:
-        lines.append(
-            f"| {kind} | {r['mutants']} | {r['ours']} | {_pct(r['ours'], r['mutants'])} | "
-            f"{r['peer']} | {_pct(r['peer'], r['mutants'])} |"
-        )
-    t, pt = doc.get("timings", {}), ps["timings"]
-    lines += [
-        "",
-        "| suite | baseline run | mutant runs | mutants/s |",
-        "|---|---|---|---|",
-        f"| ctxaudit | {t.get('baseline', 0.0):.1f} s | {t.get('mutation', 0.0):.0f} s | "
-        f"{_rate(len(peer['results']), t.get('mutation', 0.0))} |",
-        f"| gitreins' tests | {pt.get('baseline', 0.0):.1f} s | {pt.get('mutation', 0.0):.0f} s | "
-        f"{_rate(len(peer['results']), pt.get('mutation', 0.0))} |",
-        "",
-        f"Killed by ctxaudit and not by gitreins' tests: {ps['killed_only_by_ours']}. "
-        f"Killed by gitreins' tests and not by ctxaudit: {len(ps['killed_only_by_peer'])}"
-        + ("." if not ps["killed_only_by_peer"] else ":"),
-        "",
-    ]
-    by_id = {m["id"]: m for m in doc["mutants"]}
-    for mid in ps["killed_only_by_peer"]:
-        m = by_id[mid]
-        lines.append(
-            f"- `{mid}` ({m['kind']}): {m['original']} -> {m['replacement']}; "
-            f"killed by `{peer['results'][mid][1]}`"
-        )
-    if base.get("failing"):
-        lines += [
-            "",
-            f"<details><summary>{len(base['failing'])} peer tests left out (fail or error "
-            "unmutated)</summary>",
-            "",
-            *[f"- `{x}`" for x in base["failing"]],
-            "",
-            "</details>",
-        ]
-    return lines + [""]
-
-
-def _rate(n: int, seconds: float) -> str:
-    return f"{n / seconds:.1f}" if seconds > 0 else "-"
+@cache
+def _template() -> Template:
+    return environment("mutation").get_template("mutation.md.j2")
 
 
 def write_reports(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:

@@ -147,6 +147,7 @@ def mutation_doc_full() -> dict[str, Any]:
         deselected=[["tests/gitreins/test_history.py", "release history, not this version"]],
         baseline={"tests": 120, "failing": ["tests/gitreins/test_x.py::test_flaky"]},
         errors=["shard 2: worker exited with status -9"],
+        cache={"reused": 3, "ran": 8},
     )
     results = {i: ["survived", None] for i in ids}
     results[ids[0]] = ["killed", "tests/test_eval_cap.py::test_meter"]
