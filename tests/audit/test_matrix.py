@@ -334,6 +334,19 @@ def test_html_summary_and_accessible_cells(written: tuple[str, str]) -> None:
         assert cells and all(word in cell or "affects" in cell or "no" in cell for cell in cells)
 
 
+def test_html_wide_tables_scroll_in_their_box(written: tuple[str, str]) -> None:
+    """The grids, the known-findings tables and the chart scroll sideways inside their
+    own box (never the page), with the first column of a grid always in view."""
+    page = written[1]
+    grids = re.findall(r'<div class="scroll"[^>]*>\n<table class="grid sticky">', page)
+    assert len(grids) == 2  # gitreins, ledger
+    known = re.findall(r'<div class="scroll"[^>]*>\n<table class="sticky">', page)
+    assert len(known) == 1  # gitreins: the ledger has no known findings
+    assert re.search(r'<div class="scroll"[^>]*>\n<svg class="chart"', page)
+    assert "table.sticky th:first-child{position:sticky;left:0;" in page
+    assert ".scroll{overflow-x:auto;" in page
+
+
 def test_chart_bars_and_scores(m: matrix.Matrix) -> None:
     svg = matrix.chart_svg(m)
     bars = re.findall(r"<rect [^>]*><title>([^<]*)</title></rect>", svg)
