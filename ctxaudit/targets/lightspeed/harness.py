@@ -19,26 +19,32 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
-import json
 import os
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
-from ctxaudit.targets.lightspeed.fake_llm import MODEL_ID, Call, FakeLLM, Reply, message_text
+from ctxaudit.targets.lightspeed.fake_llm import MODEL_ID, Call, FakeLLM, Reply
+from ctxaudit.targets.lightspeed.wire import (
+    ItemView,
+    Response,
+    StreamingASGITransport,
+    absorb,
+    content_text,
+    output_text,
+    sse,
+)
 
 T = TypeVar("T")
 PROVIDER_ID = "fake"
 INSTRUCTIONS = "You are the ctxaudit test assistant."
-#: how lightspeed-stack renders a summary in a compacted request's explicit input
-SUMMARY_PREFIX = "Summary of earlier conversation:\n"
 TAG = re.compile(r"\bq\d+\b")
 
 
@@ -155,33 +161,6 @@ compaction:
 """
 
 
-@dataclass
-class Response:
-    """What a client got back: HTTP status, the answer's text, ids, SSE events."""
-
-    status: int
-    answer: str = ""
-    conversation: str | None = None
-    response_id: str | None = None
-    request_id: str | None = None
-    events: list[dict[str, Any]] = field(default_factory=list)
-    body: Any = None
-    #: an error the stream reported in an SSE event (the HTTP status stays 200)
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class ItemView:
-    """One conversation item as the lockstep compares it."""
-
-    kind: str  # input | output | summary
-    role: str
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.kind:<7} {self.role:<9} {self.text!r}"
-
-
 class SteppingClock:
     """``time.time`` that moves on by :attr:`STEP` seconds at every reading.
 
@@ -260,7 +239,7 @@ class Service:
         self._lifespan = self.app.router.lifespan_context(self.app)
         self.run(self._lifespan.__aenter__())
         self.http = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=self.app), base_url="http://lightspeed", timeout=60
+            transport=StreamingASGITransport(self.app), base_url="http://lightspeed", timeout=60
         )
         holder = importlib.import_module("client")
         holder_class = next(
@@ -269,6 +248,10 @@ class Service:
         self.ogx = holder_class().get_client()
         compaction = importlib.import_module("utils.conversation_compaction")
         self.sentinel: str = compaction.MARKER_SENTINEL
+        notice = getattr(importlib.import_module("constants"), "INTERRUPTED_RESPONSE_MESSAGE", "")
+        #: what the tree appends to an interrupted answer it stores
+        self.interrupted_suffix = f"\n\n*{notice}*" if notice else ""
+        self.paths = {route.path for route in self.app.routes if hasattr(route, "path")}
         estimator = importlib.import_module("utils.token_estimator")
         self._count_text: Callable[[str], int] = estimator.estimate_tokens
         self._count_items: Callable[[list[Any]], int] = estimator.estimate_conversation_tokens
@@ -288,7 +271,7 @@ class Service:
     def run(self, awaitable: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(awaitable)
 
-    # -- the target's token counter (an input of the model, SPEC section 3) -----
+    # -- the target's token counter (an input of the model, docs/properties.md section 3)
 
     def count_text(self, text: str) -> int:
         return self._count_text(text)
@@ -339,7 +322,7 @@ class Service:
             payload["previous_response_id"] = previous_response_id
         response = self.run(self._post_json("/v1/responses", payload))
         if response.status == 200 and isinstance(response.body, dict):
-            response.answer = _output_text(response.body.get("output") or [])
+            response.answer = output_text(response.body.get("output") or [])
             response.conversation = response.body.get("conversation")
             response.response_id = response.body.get("id")
         return response
@@ -371,19 +354,19 @@ class Service:
                 await reply.aread()
                 response.body = reply.text
                 return response
-            async for event in _sse(reply.aiter_lines()):
+            async for event in sse(reply.aiter_lines()):
                 response.events.append(event)
-                _absorb(response, event)
+                absorb(response, event)
                 if event.get("_delta") is not None:
                     deltas += 1
-                    if stop_after is not None and deltas >= stop_after:
-                        if interrupt and response.request_id:
-                            await self.http.post(
-                                "/v1/streaming_query/interrupt",
-                                json={"request_id": response.request_id},
-                            )
-                            continue
-                        break
+                    if stop_after is not None and deltas == stop_after:
+                        if not interrupt:
+                            break  # the client hangs up; the app sees a disconnect
+                        stop = await self.http.post(
+                            "/v1/streaming_query/interrupt",
+                            json={"request_id": response.request_id},
+                        )
+                        response.interrupt_status = stop.status_code
         return response
 
     # -- what OGX holds ------------------------------------------------------------
@@ -399,10 +382,12 @@ class Service:
                 views.append(ItemView(str(getattr(item, "type", "?")), "", ""))
                 continue
             role = str(getattr(item, "role", ""))
-            text = _content_text(getattr(item, "content", None))
+            text = content_text(getattr(item, "content", None))
             if text.startswith(self.sentinel):
                 views.append(ItemView("summary", role, text[len(self.sentinel) :].strip()))
             else:
+                if self.interrupted_suffix and text.endswith(self.interrupted_suffix):
+                    text = text[: -len(self.interrupted_suffix)]  # the tree's own notice
                 views.append(ItemView("input" if role == "user" else "output", role, text))
         return views
 
@@ -412,87 +397,3 @@ def _has_module(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:
         return False
-
-
-def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content:
-        text = getattr(part, "text", None)
-        if text is None:
-            text = getattr(part, "refusal", None)
-        if text is None and isinstance(part, dict):
-            text = part.get("text", part.get("refusal"))
-        if text:
-            parts.append(str(text))
-    return " ".join(parts)
-
-
-def _output_text(output: list[dict[str, Any]]) -> str:
-    return "".join(
-        str(part.get("text", ""))
-        for item in output
-        if item.get("type") == "message"
-        for part in item.get("content") or []
-    )
-
-
-async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
-    """SSE events as dicts: ``event`` (name) plus the JSON ``data``."""
-    name = "message"
-    async for line in lines:
-        if line.startswith("event:"):
-            name = line.split(":", 1)[1].strip()
-        elif line.startswith("data:"):
-            raw = line.split(":", 1)[1].strip()
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                data = {"raw": raw}
-            if not isinstance(data, dict):
-                data = {"value": data}
-            yield {"event": name, **data}
-            name = "message"
-
-
-def _absorb(response: Response, event: dict[str, Any]) -> None:
-    """Pick the answer and ids out of one SSE event (either endpoint's format)."""
-    kind = event.get("event", "")
-    data = event.get("data") if isinstance(event.get("data"), dict) else event
-    assert isinstance(data, dict)
-    etype = str(data.get("type", kind))
-    if kind == "start" or etype == "start":
-        response.conversation = data.get("conversation_id") or response.conversation
-        response.request_id = data.get("request_id") or response.request_id
-    if kind == "error" or etype in ("error", "response.failed"):
-        response.error = json.dumps(data)[:500]
-    if kind == "token" or etype == "token":
-        token = data.get("token")
-        if isinstance(token, str):
-            response.answer += token
-            event["_delta"] = token
-    if etype == "response.output_text.delta":
-        delta = data.get("delta")
-        if isinstance(delta, str):
-            response.answer += delta
-            event["_delta"] = delta
-    if etype in ("response.created", "response.completed"):
-        body = data.get("response") or {}
-        response.response_id = body.get("id") or response.response_id
-        conv = body.get("conversation")
-        response.conversation = conv or response.conversation
-
-
-def message_view(message: dict[str, Any], sentinel: str) -> ItemView:
-    """A chat message the fake LLM received, in the lockstep's view."""
-    role = str(message.get("role", ""))
-    text = message_text(message)
-    if text.startswith(SUMMARY_PREFIX):
-        return ItemView("summary", role, text[len(SUMMARY_PREFIX) :].strip())
-    if text.startswith(sentinel):
-        return ItemView("summary", role, text[len(sentinel) :].strip())
-    kinds = {"user": "input", "system": "system"}
-    return ItemView(kinds.get(role, "output"), role, text)

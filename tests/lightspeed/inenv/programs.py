@@ -57,6 +57,12 @@ def unstored_stored(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="responses", send=Send(store=False))
 
 
+def hang_up(state: LightspeedMachine) -> None:
+    """A short /v1/streaming_query whose client hangs up after the first chunk."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="streaming_query", send=Send(ending="hang_up"))
+
+
 PROGRAMS: dict[str, Program] = {
     "LS-QUERY-COMPACTED-FAILS": query_compacted,
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
@@ -64,6 +70,7 @@ PROGRAMS: dict[str, Program] = {
     "LS-BUFFER-SPLITS-TURNS": buffer_splits_turns,
     "LS-UNSTORED-NOT-COMPACTED": unstored_not_compacted,
     "LS-UNSTORED-STORED": unstored_stored,
+    "LS-HANGUP-TURN-LOST": hang_up,
 }
 
 

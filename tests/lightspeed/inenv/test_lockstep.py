@@ -34,7 +34,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 from ctxaudit.targets.lightspeed import harness
 from ctxaudit.targets.lightspeed.fake_llm import Reply
 from ctxaudit.targets.lightspeed.findings import Finding
-from ctxaudit.targets.lightspeed.harness import INSTRUCTIONS, ItemView
+from ctxaudit.targets.lightspeed.harness import INSTRUCTIONS
+from ctxaudit.targets.lightspeed.wire import ItemView, Response, message_view
 from model import settlement as model
 from tests.lightspeed.inenv import service
 
@@ -48,6 +49,11 @@ def note_event(text: str) -> None:
 
 
 PATHS = ("query", "streaming_query", "responses", "responses_stream")
+STREAMED = ("streaming_query", "responses_stream")
+INTERRUPT = "/v1/streaming_query/interrupt"
+#: seconds the fake LLM waits before each chunk of a stream the client stops:
+#: the interrupt (or the hang-up) lands well before the next chunk
+STOP_DELAY = 0.4
 ENDPOINT = {
     "query": "/v1/query",
     "streaming_query": "/v1/streaming_query",
@@ -118,13 +124,18 @@ class Send:
     ``size``: ``short``; ``at_limit`` / ``over_limit``: padded so the estimate
     is exactly the compaction limit / one token over it (when the
     conversation leaves room). ``form``, ``store``: on ``responses`` paths
-    only (``query`` takes a string and always stores).
+    only (``query`` takes a string and always stores). ``ending``, on
+    streamed paths only: ``completed``; ``interrupt``: after the first chunk
+    the client calls the tree's interrupt endpoint and reads on (on
+    ``streaming_query``, where the tree has the endpoint); ``hang_up``: after
+    the first chunk the client closes the connection.
     """
 
     size: str = "short"
     form: str = "text"
     store: bool = True
     chunks: int = 2
+    ending: str = "completed"
 
 
 sends = st.builds(
@@ -133,6 +144,7 @@ sends = st.builds(
     form=st.sampled_from(["text", "items"]),
     store=st.sampled_from([True, True, True, False]),
     chunks=st.integers(1, 3),
+    ending=st.sampled_from(["completed", "completed", "interrupt", "hang_up"]),
 )
 
 
@@ -202,25 +214,43 @@ class LightspeedMachine(RuleBasedStateMachine):
             model.Request(conv, value, path, store),
             PARAMS,  # type: ignore[arg-type]
         )
-        left_out = [f.id for f in self.excluded if f.in_region(plan, self.convs[conv])]
+        stop = self._stop(path, send)
+        count = max(send.chunks, 2) if stop else send.chunks
+        # no leading or trailing blanks: an answer reads the same stripped or not
+        chunks = tuple(f"{' ' if i else ''}{tag}{c}" for i, c in enumerate("abc"[:count]))
+        ending: model.Ending = model.Completed(chunks)
+        if stop == "interrupt":
+            ending = model.Interrupted(chunks[:1])
+        elif stop == "hang_up":
+            ending = model.Cancelled(chunks[:1])
+        left_out = [f.id for f in self.excluded if f.in_region(plan, self.convs[conv], ending)]
         if left_out:  # a known finding's region: not sent, the model does not move
             note_event(f"left out ({', '.join(left_out)})")
             return
-        # no leading or trailing blanks: an answer reads the same stripped or not
-        chunks = tuple(f"{' ' if i else ''}{tag}{c}" for i, c in enumerate("abc"[: send.chunks]))
-        service.SCRIPTS[tag] = Reply(chunks)
-        response = self._send(conv, path, value, store)
-        note_event(f"{path} compacted={plan.compacted} store={store}")
+        service.SCRIPTS[tag] = Reply(chunks, delay=STOP_DELAY if stop else 0.0)
+        response = self._send(conv, path, value, store, stop)
+        note_event(f"{path} compacted={plan.compacted} store={store} {stop or 'completed'}")
 
         answer = "".join(chunks)
-        program = f"{path} {tag} ({'compacted' if plan.compacted else 'not compacted'})"
+        how = "compacted" if plan.compacted else "not compacted"
+        program = f"{path} {tag} ({how}{', ' + stop if stop else ''})"
         if conv not in self.ids and response.conversation:
             self.ids[conv] = response.conversation
         sent_before = self.convs[conv]
-        self.convs, outcome = model.settle(self.convs, plan, model.Completed(chunks))
+        self.convs, outcome = model.settle(self.convs, plan, ending)
         # S6 first: what is kept
         problems = [self._conversation_problem(conv, program, sent_before, outcome)]
-        if response.status != 200 or response.answer != answer or response.error:
+        if stop == "interrupt" and response.interrupt_status != 200:
+            problems.append(
+                f"harness: {program}: the interrupt of the running stream got HTTP "
+                f"{response.interrupt_status}, so the stream was not interrupted"
+            )
+        if stop and (response.status != 200 or response.error):
+            problems.append(
+                f"S9: {program}: expected HTTP 200 and a stream that ends normally, got HTTP "
+                f"{response.status} error {response.error or response.body!r}"
+            )
+        elif not stop and (response.status != 200 or response.answer != answer or response.error):
             problems.append(
                 f"S9: {program}: expected HTTP 200 with the LLM's answer {answer!r}, got HTTP "
                 f"{response.status} answer {response.answer!r} "
@@ -231,9 +261,19 @@ class LightspeedMachine(RuleBasedStateMachine):
         if found:  # raised as is: one paragraph per property, no assertion rewriting
             raise AssertionError("\n\n".join(found))
 
+    def _stop(self, path: str, send: Send) -> str | None:
+        """How the client stops this request's stream early, if it does (``Send.ending``)."""
+        if path not in STREAMED or send.ending == "completed":
+            return None
+        if send.ending == "interrupt" and (
+            path != "streaming_query" or INTERRUPT not in self.ls.paths
+        ):
+            return None
+        return send.ending
+
     def _send(
-        self, conv: str, path: str, value: str | tuple[Any, ...], store: bool
-    ) -> harness.Response:
+        self, conv: str, path: str, value: str | tuple[Any, ...], store: bool, stop: str | None
+    ) -> Response:
         cid = self.ids.get(conv)
         if path == "query":
             assert isinstance(value, str)
@@ -246,7 +286,10 @@ class LightspeedMachine(RuleBasedStateMachine):
             payload: dict[str, Any] = {"query": value, "generate_topic_summary": False}
             if cid:
                 payload["conversation_id"] = cid
-            return self.ls.stream(ENDPOINT[path], payload)
+            stop_after = 1 if stop else None
+            return self.ls.stream(
+                ENDPOINT[path], payload, stop_after=stop_after, interrupt=stop == "interrupt"
+            )
         payload = {
             "input": value if isinstance(value, str) else list(value),
             "store": store,
@@ -255,7 +298,7 @@ class LightspeedMachine(RuleBasedStateMachine):
         }
         if cid:
             payload["conversation"] = cid
-        return self.ls.stream(ENDPOINT[path], payload)
+        return self.ls.stream(ENDPOINT[path], payload, stop_after=1 if stop else None)
 
     # -- comparisons -------------------------------------------------------------------
 
@@ -267,7 +310,7 @@ class LightspeedMachine(RuleBasedStateMachine):
         self.calls_seen = len(self.ls.llm.calls)
         if len(calls) != 1:
             return f"C1: {program}: the LLM was called {len(calls)} times for {tag}, not once"
-        got = [harness.message_view(m, self.ls.sentinel) for m in calls[0].messages]
+        got = [message_view(m, self.ls.sentinel) for m in calls[0].messages]
         expected = [ItemView("system", "system", INSTRUCTIONS)]
         if plan.compacted:
             expected += [explicit_view(c) for c in plan.explicit_input or ()]
