@@ -11,7 +11,7 @@ import pytest
 from ctxaudit.targets.gitreins import GitreinsModules
 from model.budget import Budget
 from model.config import Caps
-from tests.gitreins.test_budget_lockstep import check_report
+from tests.gitreins.test_budget_lockstep import T0, check_report, clock_at
 
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B2", "B3", "B4")]
 
@@ -58,3 +58,26 @@ def test_clock_not_started_reports_no_time_cap(gitreins: GitreinsModules) -> Non
         prompt=1, completion=1, cache_read=0, cache_write=0, elapsed=10.0
     )
     check_report("B4", target.record_llm_call(1, 1), expected)
+
+
+@pytest.mark.properties("B4")
+@pytest.mark.parametrize("offset", [-0.5, 0.0, 0.5])
+def test_b4_time_boundary_is_exact(gitreins: GitreinsModules, offset: float) -> None:
+    """B4's boundary is a single point: with the clock injected, exactly ``max_seconds``
+    elapsed reaches the time cap (>=), half a second before does not. ``test_at_the_cap``
+    moves the start back by a little more than ``elapsed``, so it cannot tell >= from >;
+    the stateful lockstep can, but only when it draws that clock - this runs every time."""
+    caps = Caps(max_seconds=10.0)
+    model = Budget(caps).start()
+    target: Any = gitreins.eval_cap.EvalCap(**caps.model_dump())
+    with clock_at(T0):
+        target.start()
+    elapsed = 10.0 + offset
+    with clock_at(T0 + elapsed):
+        check_report("B4", target.check(), model.hard_caps(elapsed))
+        model, expected = model.llm_call(
+            prompt=1, completion=1, cache_read=0, cache_write=0, elapsed=elapsed
+        )
+        check_report("B4", target.record_llm_call(1, 1), expected)
+        model, expected = model.tool_call(elapsed=elapsed)
+        check_report("B4", target.record_tool_call(), expected)

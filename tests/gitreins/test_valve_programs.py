@@ -178,3 +178,30 @@ def test_b3_cap_reached_in_a_tool_call(gitreins: GitreinsModules) -> None:
     assert same(model.pending, seen[-1]), (
         f"B3: the model says {model.pending!r}, got {seen[-1]!r:.200}"
     )
+
+
+@pytest.mark.properties("V5", "V1")
+@pytest.mark.parametrize("by", ["valve", "context-errors", "mixed"])
+def test_v5_no_fourth_compaction(gitreins: GitreinsModules, by: str) -> None:
+    """V5 at its single point: after the third compaction (by the valve, by context
+    errors, or both) the meter over the valve's threshold again does not compact a
+    fourth time, and the run goes on uncompacted. A boundary that is one call in one
+    run shape; fixed here so it is met on every run whatever the seed."""
+    cfg = ValveConfig(caps=Caps(max_input_tokens=100), ratio=0.5, criteria=2)
+    push = Answer(prompt=51, writes=(None,))  # the meter over int(100 * 0.5)
+    error = FAILURES["http-400"]
+    first = {"valve": [push] * 3, "context-errors": [error] * 3, "mixed": [push, error, push]}
+    steps: list[Answer | Failure] = [*first[by], push, Answer(prompt=1, writes=(None,))]
+    steps.append(Answer(prompt=0))  # the verdict
+    model = Valve.start(cfg)
+    seen = replay(gitreins, cfg.caps, steps=steps, criteria=2, ratio=0.5)
+    for i, (step, obs) in enumerate(zip(steps, seen[1:], strict=False)):
+        model = model.fail(step) if isinstance(step, Failure) else model.answer(step)
+        assert same(model.pending, obs), (
+            f"V5: after step {i} ({step!r}; the model has compacted {model.compactions} "
+            f"times) the model says {model.pending!r}, the target {obs!r:.200}"
+        )
+    assert model.compactions == 3 and len(seen) == len(steps) + 1, (
+        f"the program should end with its verdict after 3 compactions: model "
+        f"{model.pending!r} after {model.compactions}, target observed {len(seen)} steps"
+    )
