@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -431,8 +431,12 @@ def run_mutation(
     other_sample: float = 1.0,
     peer: bool = True,
     known: list[dict[str, Any]] | None = None,
+    only: Sequence[str] = (),
 ) -> tuple[int, str]:
     """Run the mutation audit of one target version in its own process.
+
+    ``only``: run only the mutants matching these globs (``--since``: the changed
+    functions' ``<file>:<function>:*``).
 
     ``known`` is the properties phase's known-findings result: the regions of the
     findings that affect this version are left out of the mutant runs too, as they
@@ -445,6 +449,8 @@ def run_mutation(
     out = out_root / target.label
     cmd = [sys.executable, "-m", "mutation", "run", "--target", target.kind, "--out", str(out)]
     cmd += ["--other-sample", str(other_sample), "-q"]
+    for glob in only:
+        cmd += ["--only", glob]
     if target.kind == "gitreins":
         cmd += ["--gitreins", target.spec]
         if peer:
@@ -469,7 +475,7 @@ def run_mutation(
             text = f"{st['phase']}"
             if st["phase"] in ("mutants", "peer mutants"):
                 text += f" {st['done']}/{st['total']}"
-            elif st["phase"] == "recheck":  # survivors of the gated kinds, run again
+            elif st["phase"] in ("recheck", "seed recheck"):  # survivors, or kills again
                 text += f" {st['done']}"
             if st["phase"] == "mutants" and st["done"] >= 10:
                 left = (now - began) / st["done"] * (st["total"] - st["done"])

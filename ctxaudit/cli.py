@@ -2,7 +2,7 @@
 
     ctxaudit audit [--target SPEC]... [--profile ci|thorough] [--seed N] [--out DIR]
                    [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
-                   [--jobs N]
+                   [--jobs N] [--since REV]
 
 Exit codes: 0 every property holds and every mutation gate passes; 1 a property
 or a gate fails; 2 bad usage or a target that cannot be loaded.
@@ -85,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         "one version at a time on every core (default: the number of cores)",
     )
     audit.add_argument(
+        "--since",
+        metavar="REV",
+        help="pull-request gate: mutate only the functions in scope that changed since REV "
+        "in the target's git history (a gitreins source tree given as a path, or ledger); "
+        "the properties run as usual",
+    )
+    audit.add_argument(
         "--peer",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -115,6 +122,21 @@ def main(argv: list[str] | None = None) -> int:
         except TargetError as exc:
             print(f"ctxaudit: {exc}", file=sys.stderr)
             return 2
+    changed = {}
+    if args.since:
+        from ctxaudit.since import SinceError, selection
+
+        try:
+            changed = selection(targets, args.since)
+        except SinceError as exc:
+            print(f"ctxaudit: {exc}", file=sys.stderr)
+            return 2
+        for label, ch in changed.items():
+            print(
+                f"ctxaudit: {label}: {len(ch.functions)} function(s) in scope changed since "
+                f"{args.since}: " + (", ".join(f"{p}:{q}" for p, q in ch.functions) or "none"),
+                flush=True,
+            )
     seed = audit.pick_seed(args.profile, args.seed)
     print(
         f"ctxaudit: {len(targets)} target version(s), profile {args.profile}, seed {seed}, "
@@ -178,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
             if target.kind == "lightspeed-stack":
                 show.line(f"{head}: mutation not run: not built for lightspeed-stack trees yet")
                 continue
+            only = changed[target.label].only_globs() if args.since else []
+            if args.since and not only:
+                show.line(f"{head}: mutation not run: no function in scope changed since "
+                          f"{args.since}")  # fmt: skip
+                continue
             t0 = time.monotonic()
             code, output = audit.run_mutation(
                 target,
@@ -186,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                 other_sample=args.other_sample,
                 peer=args.peer,
                 known=reports[target.label].known,
+                only=only,
             )
             show.done(target.label)
             clock.target(target.label).mutation_s = time.monotonic() - t0

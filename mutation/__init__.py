@@ -105,6 +105,16 @@ def resolve_target(target: str, tree_or_spec: str | None) -> tuple[Path, str, st
     raise MutationError(f"unknown target {target!r}; choose ledger or gitreins")
 
 
+def _matches(m: engine.Mutant, pattern: str) -> bool:
+    """``--only``: the stable id, or for a catalogued mutant also
+    ``<file>:<function>:<kind>:catalogue:<entry>`` (so ``<file>:<function>:*`` takes the
+    function's catalogued mutants too)."""
+    if fnmatch.fnmatchcase(m.id, pattern):
+        return True
+    alias = f"{m.file}:{m.function}:{m.kind}:catalogue:{m.catalogue}"
+    return m.catalogue is not None and fnmatch.fnmatchcase(alias, pattern)
+
+
 def _project_version() -> str:
     import tomllib
 
@@ -166,7 +176,7 @@ def run(
     unsampled = len(plan.mutants) - len(planned)
     selected = [m for m in planned if engine.shard_of(m.id, n) == i - 1]
     if only:
-        selected = [m for m in selected if any(fnmatch.fnmatchcase(m.id, p) for p in only)]
+        selected = [m for m in selected if any(_matches(m, p) for p in only)]
         if not selected:
             raise MutationError(f"no mutant id matches {' or '.join(only)}")
     # one work folder per run, so two runs of the same target never share one; it is

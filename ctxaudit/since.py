@@ -1,0 +1,126 @@
+"""``ctxaudit audit --target PATH --since REV``: the functions in the mutation scope that
+changed since REV in the target's git history (issue 10, part 3).
+
+A pull-request gate mutates only those: ``git diff --unified=0 REV`` over the target's
+package (the working tree against REV, so uncommitted edits count) gives the changed lines
+of each file; a function in scope changed when a changed line of the new file falls in its
+span or a deleted line sat inside it. The mutation run gets one ``--only`` glob per changed
+function (``<file>:<function>:*``, which also selects its catalogued mutants).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+class SinceError(Exception):
+    """REV or the tree cannot be used. One line."""
+
+
+@dataclass(frozen=True)
+class Changed:
+    rev: str
+    #: (file relative to the target root, qualified function name), sorted
+    functions: tuple[tuple[str, str], ...]
+    #: files of the package that changed at all
+    files: tuple[str, ...]
+
+    def only_globs(self) -> list[str]:
+        return [f"{path}:{qual}:*" for path, qual in self.functions]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip().splitlines() or ["git failed"])[-1]
+        raise SinceError(f"git {' '.join(args[:2])} in {cwd}: {msg}")
+    return proc.stdout
+
+
+def changed_lines(root: Path, rev: str, package: str) -> dict[str, set[int]]:
+    """file (relative to ``root``) -> lines of the current file that differ from REV.
+
+    A pure deletion counts as a change of the line after it (and the one before), so a
+    function that only lost lines is changed too."""
+    top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except SinceError:
+        raise SinceError(f"--since {rev}: no such revision in {top}") from None
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    diff = _git(root, "diff", "--unified=0", "--no-color", "--no-renames", rev, "--", package)
+    out: dict[str, set[int]] = {}
+    current: str | None = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:]
+            current = None
+            if name.startswith("b/") and name[2:].startswith(prefix):
+                current = name[2 + len(prefix) :]
+                out.setdefault(current, set())
+            continue
+        m = HUNK.match(line)
+        if m and current is not None:
+            start, count = int(m.group(1)), int(m.group(2) or "1")
+            if count == 0:  # lines deleted after line `start`
+                out[current].update({start, start + 1})
+            else:
+                out[current].update(range(start, start + count))
+    return out
+
+
+def changed_functions(root: Path, rev: str, package: str, in_scope: object = None) -> Changed:
+    """The functions (of the mutation scope, if ``in_scope(path, qual)`` is given) that
+    changed since ``rev`` under ``root/package``."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from mutation.operators import function_index
+
+    lines = changed_lines(root, rev, package)
+    found: set[tuple[str, str]] = set()
+    for path, changed in lines.items():
+        src = root / path
+        if not changed or src.suffix != ".py" or not src.is_file():
+            continue
+        module = cst.parse_module(src.read_text())
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        for qual, _cls, node in function_index(module).values():
+            pos = positions[node]
+            if any(pos.start.line <= n <= pos.end.line for n in changed) and (
+                in_scope is None or in_scope(path, qual)  # type: ignore[operator]
+            ):
+                found.add((path, qual))
+    return Changed(rev, tuple(sorted(found)), tuple(sorted(lines)))
+
+
+def selection(targets: list[object], rev: str) -> dict[str, Changed]:
+    """label -> the changed functions of each target, for ``--since REV``. Only targets with
+    a git history of their own can use it: a gitreins source tree given as a path, or the
+    ledger (ctxaudit's repository)."""
+    from mutation.config import target_config
+
+    repo = Path(__file__).resolve().parents[1]
+    out: dict[str, Changed] = {}
+    for t in targets:
+        kind, spec, label = t.kind, t.spec, t.label  # type: ignore[attr-defined]
+        if kind == "gitreins" and Path(spec).is_dir():
+            root, package = Path(spec), "engine"
+        elif kind == "ledger":
+            root, package = repo, "ledger"
+        else:
+            raise SinceError(
+                f"--since needs targets with a git history: a gitreins source tree given as a "
+                f"path, or ledger (not {label})"
+            )
+        cfg = target_config(kind)
+        out[label] = changed_functions(root, rev, package, cfg.in_scope)
+    return out
