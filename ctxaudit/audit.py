@@ -55,6 +55,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "S6": "the conversation",
         "S7": "failed writes",
         "S8": "one writer",
+        "S9": "compaction is invisible (blocking paths)",
         "C1": "compaction trigger",
     },
     "lightspeed-stack": {
@@ -348,8 +349,30 @@ def run_target(
         tail = output.strip().splitlines()[-5:]
         report.findings.append(Finding([], "the suite did not run: " + " | ".join(tail), "-", ""))
     judge(report, PROPERTIES[report.target])
+    if target.kind in KNOWN_FINDINGS_TESTS and tests and os.environ.get("CTXAUDIT_FIXES") != "0":
+        run_fix_audit(target, report, out_root, phase("fixes"))
     write_reports(report, out_root)
     return report
+
+
+def run_fix_audit(
+    target: Target, report: TargetReport, out_root: Path, ticker: Ticker | None = None
+) -> None:
+    """The fix audit (``ctxaudit/fixaudit.py``): each fix verified, every property on
+    the fully fixed tree, each failure attributed. Each pytest run is its own process."""
+    from ctxaudit.fixaudit import fix_audit
+
+    def run(
+        tree: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]
+    ) -> list[dict[str, Any]]:
+        env = {**env, "CTXAUDIT_REPLAY": json.dumps(replays)}
+        env["PYTEST_ADDOPTS"] = "-p ctxaudit.replay"
+        fixed = Target(target.kind, tree, target.version, target.repo)
+        return _pytest(fixed, paths, report.profile, report.seed, env)[1]
+
+    root = resolve(target.spec).root
+    out = out_root / target.label
+    fix_audit(report, root, run, SUITES[target.kind], PROPERTIES[target.kind], out, ticker)
 
 
 def write_reports(report: TargetReport, out_root: Path) -> Path:

@@ -23,6 +23,8 @@ class Finding:
     message: str
     test: str
     reproduction: str
+    owners: list[str] = field(default_factory=list)  # findings whose fix alone makes it pass
+    attribution: str = ""  # how the fix audit attributed it (empty: not attributed)
 
 
 @dataclass
@@ -39,6 +41,11 @@ class TargetReport:
     known: list[dict[str, Any]] = field(default_factory=list)
     tests: list[dict[str, Any]] = field(default_factory=list)
     suite: str = field(default_factory=suite_commit)
+    # the fix audit (ctxaudit/fixaudit.py): each known finding's fix and its status,
+    # the failures it attributed to a known finding, the fully fixed tree's verdicts
+    fixes: list[dict[str, Any]] = field(default_factory=list)
+    attributed: list[Finding] = field(default_factory=list)
+    fixed: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,226 @@
+"""The fix audit of one target version (issue 11): verify each known finding's fix,
+check every property on the fully fixed tree over the whole input space, and
+attribute each failure of the unfixed tree to the finding whose fix explains it.
+
+1. Each known finding that reproduces on the version gets its fix (``ctxaudit/fixes``)
+   applied alone to a copy of the tree. Its regression test asserts the finding, so the
+   fix is verified when that test passes without the fix (phase 1) and fails with an
+   ``AssertionError`` with it. A fix with no form for the version, or whose edits do not
+   apply, is reported with the reason.
+2. All fixes that apply together make the *fully fixed* tree; every suite runs on it
+   with no region left out (``CTXAUDIT_FINDINGS=none``), same profile and seed. What
+   fails there is new. Each such failure is replayed on the fully fixed tree minus one
+   fix at a time: a fix whose removal makes it pass *breaks* that property.
+3. Each failure of the unfixed tree is replayed (its shrunk example, ``ctxaudit.replay``;
+   a test without one is rerun) on each single-fix tree. The findings whose fix makes
+   it pass own it; a failure no single fix explains stays new, and says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ctxaudit import fixes as fixlib
+from ctxaudit.replay import parse_blob
+from ctxaudit.target_report import Finding, TargetReport, heading, judge
+
+Ticker = Callable[[str], None]
+# runs pytest: (tree spec, paths, env, replays {nodeid: [version, blob]}) -> tests
+Runner = Callable[[str, list[str], dict[str, str], dict[str, list[str]]], list[dict[str, Any]]]
+
+VERIFIED = "fix verified"
+
+
+def _outcomes(tests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {t["nodeid"]: t for t in tests if t["when"] == "call" or t["outcome"] == "failed"}
+
+
+def _explained(test: dict[str, Any] | None) -> bool:
+    """The replayed failure did not happen: the test passed, or Hypothesis says the
+    example now completes."""
+    if test is None:
+        return False
+    if test["outcome"] == "passed":
+        return True
+    text = test.get("longrepr", "")
+    return "DidNotReproduce" in text and "completed successfully" in text
+
+
+def _rounds(failures: list[Finding]) -> list[dict[str, tuple[int, list[str]]]]:
+    """Replays grouped so a process replays each test once: [{nodeid: (index, blob)}]."""
+    rounds: list[dict[str, tuple[int, list[str]]]] = []
+    for i, f in enumerate(failures):
+        blob = parse_blob(f.reproduction)
+        for r in rounds:
+            if f.test not in r:
+                r[f.test] = (i, list(blob) if blob else [])
+                break
+        else:
+            rounds.append({f.test: (i, list(blob) if blob else [])})
+    return rounds
+
+
+def _replay(
+    run: Runner, tree: str, failures: list[Finding], env: dict[str, str], extra: list[str]
+) -> tuple[list[bool], dict[str, dict[str, Any]]]:
+    """Which failures pass on ``tree`` (each replayed once), and the outcomes of ``extra``."""
+    passed = [False] * len(failures)
+    extra_out: dict[str, dict[str, Any]] = {}
+    rounds = _rounds(failures) or [{}]
+    for n, r in enumerate(rounds):
+        paths = list(r) + (extra if n == 0 else [])
+        if not paths:
+            continue
+        replays = {nodeid: blob for nodeid, (_, blob) in r.items() if blob}
+        got = _outcomes(run(tree, paths, env, replays))
+        for nodeid, (i, _) in r.items():
+            passed[i] = _explained(got.get(nodeid))
+        if n == 0:
+            extra_out = {p: got[p] for p in extra if p in got}
+    return passed, extra_out
+
+
+def fix_audit(
+    report: TargetReport,
+    root: Path,
+    run: Runner,
+    suites: list[str],
+    props: dict[str, str],
+    out_dir: Path,
+    ticker: Ticker | None = None,
+    fixes: dict[str, fixlib.Fix] | None = None,
+) -> None:
+    """Add the fix audit to ``report`` (``fixes``, ``attributed``, ``fixed``), move the
+    attributed failures out of ``report.findings`` and write ``out_dir/fixes/``."""
+    started = time.monotonic()
+    fixes = fixlib.load_all() if fixes is None else fixes
+    version = report.version
+    affecting = [k for k in report.known if k["affects"]]
+    env = {"CTXAUDIT_FINDINGS": ",".join(k["id"] for k in affecting) or "none"}
+    patches = out_dir / "fixes"
+    if patches.exists():
+        for old in patches.glob("*.patch"):
+            old.unlink()
+    rows: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-fix-") as tmp:
+        singles: dict[str, Path] = {}
+        for k in affecting:
+            row = {"id": k["id"], "property": k["property"], "status": "", "detail": ""}
+            rows[k["id"]] = row
+            fix = fixes.get(k["id"])
+            if fix is None:
+                row["status"] = "no fix"
+                row["detail"] = "ctxaudit/fixes holds no fix for this finding yet"
+                continue
+            got = fixlib.fixed_copy(root, Path(tmp) / k["id"], version, [fix])
+            if got.failed:
+                row["status"] = "does not apply"
+                row["detail"] = got.failed[fix.finding]
+                continue
+            singles[k["id"]] = got.root
+            patches.mkdir(parents=True, exist_ok=True)
+            diff = fixlib.diff_trees(root, got.root)
+            (patches / f"{k['id']}.patch").write_text(diff)
+            row["patch"] = f"fixes/{k['id']}.patch"
+            row["why"] = fix.why
+
+        # 1 + 3: each fix alone: its regression test, and the unfixed tree's failures
+        failures = list(report.findings)
+        owners: list[list[str]] = [[] for _ in failures]
+        repro = {k["id"]: k["repro"] for k in affecting}
+        for n, (fid, tree) in enumerate(singles.items(), 1):
+            if ticker:
+                ticker(f"fix {n}/{len(singles)} {fid}")
+            passed, extra = _replay(run, str(tree), failures, env, [repro[fid]])
+            for i, ok in enumerate(passed):
+                if ok:
+                    owners[i].append(fid)
+            test = extra.get(repro[fid])
+            row = rows[fid]
+            if test is None:
+                row["status"], row["detail"] = "not verified", "its regression test did not run"
+            elif test["outcome"] == "passed":
+                row["status"] = "does not make the property hold"
+                row["detail"] = "its regression test still reproduces the finding with the fix"
+            elif "AssertionError" not in test.get("longrepr", ""):
+                row["status"] = "not verified"
+                row["detail"] = (
+                    "its regression test errors with the fix: "
+                    + (test.get("longrepr", "").strip().splitlines() or ["?"])[-1][:200]
+                )
+            else:
+                row["status"] = VERIFIED
+                row["detail"] = "regression test reproduces without the fix, not with it"
+
+        # 2: the fully fixed tree, whole input space
+        applied = [fixes[fid] for fid in singles]
+        full = fixlib.fixed_copy(root, Path(tmp) / "all", version, applied)
+        for fid, why in full.failed.items():  # applies alone, not with the others
+            rows[fid]["status"], rows[fid]["detail"] = "does not apply", f"with the others: {why}"
+        combined = fixlib.diff_trees(root, full.root)
+        if combined:
+            patches.mkdir(parents=True, exist_ok=True)
+            (patches / "combined.patch").write_text(combined)
+        if ticker:
+            ticker(f"properties on the fixed tree ({len(full.applied)} fixes)")
+        tests = run(str(full.root), suites, {"CTXAUDIT_FINDINGS": "none"}, {})
+        fixed = TargetReport(
+            target=report.target, version=version, spec=str(full.root), profile=report.profile,
+            seed=report.seed, elapsed_s=0.0, exit_status=0, tests=tests,
+        )  # fmt: skip
+        judge(fixed, props)
+        if not tests:
+            fixed.findings.append(Finding([], "the suite did not run on the fixed tree", "-", ""))
+        # a failure that goes away when one fix is left out: that fix breaks it
+        blamed: list[list[str]] = [[] for _ in fixed.findings]
+        if fixed.findings and len(full.applied) > 0 and tests:
+            for fid in full.applied:
+                rest = [fixes[o] for o in full.applied if o != fid]
+                other = fixlib.fixed_copy(root, Path(tmp) / f"all-but-{fid}", version, rest)
+                passed, _ = _replay(
+                    run, str(other.root), fixed.findings, {"CTXAUDIT_FINDINGS": "none"}, []
+                )  # noqa: E501
+                for i, ok in enumerate(passed):
+                    if ok:
+                        blamed[i].append(fid)
+        for f, who in zip(fixed.findings, blamed, strict=True):
+            f.owners = who
+            f.attribution = (
+                "goes away when the fix of " + " or ".join(who) + " is left out"
+                if who
+                else "new: present with every fix and without each one"
+            )
+            for fid in who:
+                if rows[fid]["status"] in (VERIFIED, "not verified"):
+                    rows[fid]["status"] = "breaks another property"
+                    rows[fid]["detail"] = f"on the fixed tree: {heading(f)}"
+
+    # attribution of the unfixed tree's failures
+    report.findings = []
+    for f, who in zip(failures, owners, strict=True):
+        f.owners = who
+        if who:
+            f.attribution = "explained by the fix of " + " and of ".join(who)
+            report.attributed.append(f)
+        else:
+            tried = ", ".join(singles) or "none applies"
+            f.attribution = f"new: no single fix explains it (fixes tried: {tried})"
+            report.findings.append(f)
+    report.fixes = [
+        {**rows.get(k["id"], {}), "id": k["id"], "property": k["property"]}
+        | ({} if k["affects"] else {"status": "not needed", "detail": "does not reproduce"})
+        for k in report.known
+    ]
+    report.fixed = {
+        "applied": full.applied,
+        "combined_patch": "fixes/combined.patch" if combined else "",
+        "verdicts": fixed.verdicts,
+        "findings": [dataclasses.asdict(f) for f in fixed.findings],
+        "ok": not fixed.findings and "fails" not in fixed.verdicts.values(),
+        "elapsed_s": round(time.monotonic() - started, 1),
+    }

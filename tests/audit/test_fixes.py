@@ -1,0 +1,149 @@
+"""The fix audit (ctxaudit/fixes, ctxaudit/fixaudit.py), each part seen to fail: a fix
+that does not apply, a wrong fix (its regression test passes but it breaks another
+property), a failure no fix explains. A toy tree and a fake pytest runner stand in for
+gitreins, so these take milliseconds; the real runs are the audit's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxaudit import fixes as fixlib
+from ctxaudit.fixaudit import VERIFIED, fix_audit
+from ctxaudit.fixes import Edit, Fix, Form
+from ctxaudit.replay import parse_blob
+from ctxaudit.target_report import Finding, TargetReport
+
+BLOB = "You can reproduce this test case by temporarily adding @reproduce_failure('6.1', b'AXic') as a decorator"  # noqa: E501
+
+
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    (root / "engine").mkdir(parents=True)
+    (root / "engine" / "a.py").write_text("A = 1\nB = 1\nC = 1\n")
+    return root
+
+
+def test_edits_apply_and_diff(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    fix = Fix("X", (Form(">=0.2", (Edit("engine/a.py", "A = 1\n", "A = 2\n"),)),))
+    got = fixlib.fixed_copy(root, tmp_path / "fixed", "0.3", [fix])
+    assert got.applied == ["X"] and not got.failed
+    diff = fixlib.diff_trees(root, got.root)
+    assert "-A = 1\n+A = 2\n" in diff and diff.startswith("--- a/engine/a.py")
+    assert (root / "engine" / "a.py").read_text().startswith("A = 1")  # the original is untouched
+
+
+def test_a_fix_that_does_not_apply_is_reported_not_raised(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    missing = Fix("M", (Form("*", (Edit("engine/a.py", "Z = 9\n", "Z = 0\n"),)),))
+    twice = Fix("T", (Form("*", (Edit("engine/a.py", " = 1\n", " = 0\n"),)),))
+    no_file = Fix("F", (Form("*", (Edit("engine/gone.py", "x", "y"),)),))
+    old_only = Fix("O", (Form("<0.2", (Edit("engine/a.py", "A = 1\n", "A = 2\n"),)),))
+    patch = Fix("P", (Form("*", patch="no-such.patch"),))
+    got = fixlib.fixed_copy(root, tmp_path / "f", "0.3", [missing, twice, no_file, old_only, patch])
+    assert got.applied == []
+    assert "not found" in got.failed["M"] and "found 3 times" in got.failed["T"]
+    assert "no such file" in got.failed["F"] and "no form" in got.failed["O"]
+    assert "no-such.patch" in got.failed["P"]
+    # all or nothing: a half-applicable fix leaves the file as it was
+    half = Fix(
+        "H",
+        (Form("*", (Edit("engine/a.py", "A = 1\n", "A = 2\n"), Edit("engine/a.py", "Q", "R"))),),
+    )  # noqa: E501
+    got = fixlib.fixed_copy(root, tmp_path / "h", "0.3", [half])
+    assert "H" in got.failed and (got.root / "engine/a.py").read_text() == "A = 1\nB = 1\nC = 1\n"
+
+
+def test_parse_blob() -> None:
+    assert parse_blob(BLOB) == ("6.1", "b'AXic'")
+    assert parse_blob("no blob here") is None
+
+
+def fake_runner(calls: list[Any]) -> Any:
+    """Tests whose outcome is a function of the tree's engine/a.py:
+    - test_reg (finding X's regression test) passes while A == 1 (the finding reproduces);
+    - test_p (property P, the unfixed tree's failure) fails while A == 1;
+    - test_q (property Q) fails when B == 2 (what the wrong fix W does);
+    - test_new fails always (a bug no fix explains)."""
+
+    def run(tree: str, paths: list[str], env: dict[str, str], replays: dict[str, Any]) -> Any:
+        calls.append((tree, tuple(paths), dict(replays)))
+        text = (Path(tree) / "engine" / "a.py").read_text()
+        fails = {
+            "test_reg": "A = 1" not in text,
+            "test_p": "A = 1" in text,
+            "test_q": "B = 2" in text,
+            "test_new": True,
+        }
+        props = {"test_reg": ["P"], "test_p": ["P"], "test_q": ["Q"], "test_new": ["P"]}
+        out = []
+        for nodeid, failed in fails.items():
+            if not any(nodeid.startswith(p.split("::")[0]) for p in paths) and paths != ["suites"]:
+                continue
+            if nodeid == "test_reg" and paths == ["suites"]:
+                continue
+            longrepr = (
+                f"AssertionError: {props[nodeid][0]}: {nodeid} broke\n{BLOB}" if failed else ""
+            )
+            if nodeid in replays and not failed:  # a replayed example that now passes
+                failed, longrepr = True, "DidNotReproduce: ... completed successfully."
+            outcome = "failed" if failed else "passed"
+            out.append({"nodeid": nodeid, "when": "call", "outcome": outcome,
+                        "properties": props[nodeid], "longrepr": longrepr})  # fmt: skip
+        return out
+
+    return run
+
+
+def report(known_ids: list[str]) -> TargetReport:
+    r = TargetReport("toy", "0.3", "spec", "ci", 1, 0.0, 1)
+    r.known = [{"id": i, "property": "P", "affects": True, "repro": "test_reg"} for i in known_ids]
+    r.findings = [
+        Finding(["P"], "P: test_p broke", "test_p", BLOB),
+        Finding(["P"], "P: test_new broke", "test_new", BLOB),
+    ]
+    return r
+
+
+FIX_X = Fix("X", (Form("*", (Edit("engine/a.py", "A = 1\n", "A = 2\n"),)),), why="A")
+WRONG = Fix("X", (Form("*", (Edit("engine/a.py", "A = 1\nB = 1\n", "A = 2\nB = 2\n"),)),))
+NOT_APPLYING = Fix("Y", (Form("*", (Edit("engine/a.py", "nope", "x"),)),))
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_verify_attribute_and_the_fixed_tree(tmp_path: Path, wrong: bool) -> None:
+    calls: list[Any] = []
+    r = report(["X", "Y", "Z"])
+    fixes = {"X": WRONG if wrong else FIX_X, "Y": NOT_APPLYING}
+    fix_audit(r, tree(tmp_path), fake_runner(calls), ["suites"], {"P": "p", "Q": "q"},
+              tmp_path / "out", fixes=fixes)  # fmt: skip
+    status = {x["id"]: x["status"] for x in r.fixes}
+    # a fix that does not apply, and a finding with no fix: reported, with why
+    assert status["Y"] == "does not apply" and status["Z"] == "no fix"
+    # test_p is X's: replayed on the tree with X's fix alone it passes
+    assert [f.test for f in r.attributed] == ["test_p"] and r.attributed[0].owners == ["X"]
+    # test_new: no single fix explains it; it stays new and says so
+    assert [f.test for f in r.findings] == ["test_new"]
+    assert "no single fix explains it" in r.findings[0].attribution
+    assert (tmp_path / "out/fixes/X.patch").read_text().count("+A = 2") == 1
+    assert (tmp_path / "out/fixes/combined.patch").exists()
+    fixed = {f["test"]: f for f in r.fixed["findings"]}
+    assert "test_new" in fixed and fixed["test_new"]["owners"] == []  # new on the fixed tree
+    if wrong:  # regression test passes with it, but Q fails, and goes away without it
+        assert status["X"] == "breaks another property"
+        assert fixed["test_q"]["owners"] == ["X"] and r.fixed["verdicts"]["Q"] == "fails"
+    else:
+        assert status["X"] == VERIFIED and "test_q" not in fixed
+        assert r.fixed["verdicts"]["Q"] == "holds"
+
+
+def test_a_fix_that_does_not_make_the_property_hold(tmp_path: Path) -> None:
+    useless = Fix("X", (Form("*", (Edit("engine/a.py", "C = 1\n", "C = 2\n"),)),))
+    r = report(["X"])
+    fix_audit(r, tree(tmp_path), fake_runner([]), ["suites"], {"P": "p", "Q": "q"},
+              tmp_path / "out", fixes={"X": useless})  # fmt: skip
+    assert r.fixes[0]["status"] == "does not make the property hold"
+    assert not r.attributed and len(r.findings) == 2  # nothing explained
