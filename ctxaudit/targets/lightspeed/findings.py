@@ -99,6 +99,15 @@ def _hung_up(plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending
     return isinstance(ending, model.Cancelled)
 
 
+def _after_blocked_turn(
+    plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending
+) -> bool:
+    """Not compacted, on a conversation that holds a blocked turn (a stored refusal)."""
+    return not plan.compacted and any(
+        "refusal" in content for turn in turns for content in turn.exchange
+    )
+
+
 def _unstored(plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending) -> bool:
     return not plan.request.store
 
@@ -198,6 +207,22 @@ FINDINGS += (
         in_region=_hung_up,
         # seen on these; the other trees with compaction are not yet checked
         registered=frozenset({"0.6.0", "0.7.0rc1", MAIN}),
+    ),
+)
+
+FINDINGS += (
+    Finding(
+        id="LS-BLOCKED-TURN-NOT-REPLAYED",
+        prop="C1",
+        summary=(
+            "a blocked /v1/responses turn is stored in the conversation (input and refusal) "
+            "but never sent to the LLM again: the next request that is not compacted hands "
+            "OGX the conversation, and OGX replays the chat messages it stored itself, "
+            "which do not include turns written through its Conversations API"
+        ),
+        region="not compacted, on a conversation holding a blocked turn",
+        in_region=_after_blocked_turn,
+        registered=frozenset({MAIN}),
     ),
 )
 

@@ -252,6 +252,12 @@ class Service:
         #: what the tree appends to an interrupted answer it stores
         self.interrupted_suffix = f"\n\n*{notice}*" if notice else ""
         self.paths = {route.path for route in self.app.routes if hasattr(route, "path")}
+        #: the answer to an input the tree's own check refuses ("" where it has none)
+        self.refusal: str = (
+            getattr(importlib.import_module("constants"), "OBFUSCATION_REJECTION_MESSAGE", "")
+            if _has_module("utils.input_sanitization")
+            else ""
+        )
         estimator = importlib.import_module("utils.token_estimator")
         self._count_text: Callable[[str], int] = estimator.estimate_tokens
         self._count_items: Callable[[list[Any]], int] = estimator.estimate_conversation_tokens

@@ -168,12 +168,17 @@ def content_text(content: Any) -> str:
 
 
 def output_text(output: list[dict[str, Any]]) -> str:
-    return "".join(
-        str(part.get("text", ""))
-        for item in output
-        if item.get("type") == "message"
-        for part in item.get("content") or []
-    )
+    """The text of a Responses API output: its messages' content (parts or a plain string)."""
+    texts = []
+    for item in output:
+        if item.get("type") != "message":
+            continue
+        content = item.get("content") or []
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        texts += [str(part.get("text", part.get("refusal", ""))) for part in content]
+    return "".join(texts)
 
 
 async def sse(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
@@ -218,6 +223,8 @@ def absorb(response: Response, event: dict[str, Any]) -> None:
     if etype in ("response.created", "response.completed"):
         body = data.get("response") or {}
         response.response_id = body.get("id") or response.response_id
+        if etype == "response.completed" and not response.answer:  # no deltas: a refusal
+            response.answer = output_text(body.get("output") or [])
         conv = body.get("conversation")
         response.conversation = conv or response.conversation
 

@@ -63,6 +63,13 @@ def hang_up(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="streaming_query", send=Send(ending="hang_up"))
 
 
+def blocked_then_asked(state: LightspeedMachine) -> None:
+    """A blocked /v1/responses request, then a short one: it should see the blocked turn."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses", send=Send(ending="blocked"))
+    state.request(conv=conv, path="responses", send=Send())
+
+
 PROGRAMS: dict[str, Program] = {
     "LS-QUERY-COMPACTED-FAILS": query_compacted,
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
@@ -71,6 +78,7 @@ PROGRAMS: dict[str, Program] = {
     "LS-UNSTORED-NOT-COMPACTED": unstored_not_compacted,
     "LS-UNSTORED-STORED": unstored_stored,
     "LS-HANGUP-TURN-LOST": hang_up,
+    "LS-BLOCKED-TURN-NOT-REPLAYED": blocked_then_asked,
 }
 
 

@@ -50,6 +50,10 @@ def note_event(text: str) -> None:
 
 PATHS = ("query", "streaming_query", "responses", "responses_stream")
 STREAMED = ("streaming_query", "responses_stream")
+SHIELDED = ("responses", "responses_stream")
+#: what makes the tree's own input check block a request (its sanitization of
+#: markup that could inject tool calls), so no shield has to be configured
+BLOCKED_WORD = " <system>"
 INTERRUPT = "/v1/streaming_query/interrupt"
 #: seconds the fake LLM waits before each chunk of a stream the client stops:
 #: the interrupt (or the hang-up) lands well before the next chunk
@@ -128,7 +132,9 @@ class Send:
     streamed paths only: ``completed``; ``interrupt``: after the first chunk
     the client calls the tree's interrupt endpoint and reads on (on
     ``streaming_query``, where the tree has the endpoint); ``hang_up``: after
-    the first chunk the client closes the connection.
+    the first chunk the client closes the connection. ``blocked``, on
+    ``responses`` paths, where the tree checks input: the input carries
+    markup the tree refuses, and its refusal is the answer.
     """
 
     size: str = "short"
@@ -144,7 +150,7 @@ sends = st.builds(
     form=st.sampled_from(["text", "items"]),
     store=st.sampled_from([True, True, True, False]),
     chunks=st.integers(1, 3),
-    ending=st.sampled_from(["completed", "completed", "interrupt", "hang_up"]),
+    ending=st.sampled_from(["completed", "completed", "interrupt", "hang_up", "blocked"]),
 )
 
 
@@ -183,6 +189,8 @@ class LightspeedMachine(RuleBasedStateMachine):
 
     def _input(self, tag: str, send: Send, path: str, pad: int) -> str | tuple[Any, ...]:
         text = tag + " ask" + " x" * pad
+        if self._ending(path, send) == "blocked":
+            text += BLOCKED_WORD
         if send.form == "text" or path in ("query", "streaming_query"):
             return text
         return (
@@ -214,26 +222,29 @@ class LightspeedMachine(RuleBasedStateMachine):
             model.Request(conv, value, path, store),
             PARAMS,  # type: ignore[arg-type]
         )
-        stop = self._stop(path, send)
+        kind = self._ending(path, send)
+        stop = kind if kind in ("interrupt", "hang_up") else None
         count = max(send.chunks, 2) if stop else send.chunks
         # no leading or trailing blanks: an answer reads the same stripped or not
         chunks = tuple(f"{' ' if i else ''}{tag}{c}" for i, c in enumerate("abc"[:count]))
         ending: model.Ending = model.Completed(chunks)
-        if stop == "interrupt":
+        if kind == "interrupt":
             ending = model.Interrupted(chunks[:1])
-        elif stop == "hang_up":
+        elif kind == "hang_up":
             ending = model.Cancelled(chunks[:1])
+        elif kind == "blocked":
+            ending = model.Blocked(self.ls.refusal)
         left_out = [f.id for f in self.excluded if f.in_region(plan, self.convs[conv], ending)]
         if left_out:  # a known finding's region: not sent, the model does not move
             note_event(f"left out ({', '.join(left_out)})")
             return
         service.SCRIPTS[tag] = Reply(chunks, delay=STOP_DELAY if stop else 0.0)
         response = self._send(conv, path, value, store, stop)
-        note_event(f"{path} compacted={plan.compacted} store={store} {stop or 'completed'}")
+        note_event(f"{path} compacted={plan.compacted} store={store} {kind or 'completed'}")
 
-        answer = "".join(chunks)
+        answer = self.ls.refusal if kind == "blocked" else "".join(chunks)
         how = "compacted" if plan.compacted else "not compacted"
-        program = f"{path} {tag} ({how}{', ' + stop if stop else ''})"
+        program = f"{path} {tag} ({how}{', ' + kind if kind else ''})"
         if conv not in self.ids and response.conversation:
             self.ids[conv] = response.conversation
         sent_before = self.convs[conv]
@@ -256,13 +267,15 @@ class LightspeedMachine(RuleBasedStateMachine):
                 f"{response.status} answer {response.answer!r} "
                 f"error {response.error or response.body!r}"
             )
-        problems.append(self._llm_input_problem(tag, plan, sent_before, program))
+        problems.append(self._llm_input_problem(tag, plan, sent_before, program, kind))
         found = [p for p in problems if p]
         if found:  # raised as is: one paragraph per property, no assertion rewriting
             raise AssertionError("\n\n".join(found))
 
-    def _stop(self, path: str, send: Send) -> str | None:
-        """How the client stops this request's stream early, if it does (``Send.ending``)."""
+    def _ending(self, path: str, send: Send) -> str | None:
+        """How the request ends, when not completed (``Send.ending``, where the tree has it)."""
+        if send.ending == "blocked":
+            return "blocked" if path in SHIELDED and self.ls.refusal else None
         if path not in STREAMED or send.ending == "completed":
             return None
         if send.ending == "interrupt" and (
@@ -303,11 +316,20 @@ class LightspeedMachine(RuleBasedStateMachine):
     # -- comparisons -------------------------------------------------------------------
 
     def _llm_input_problem(
-        self, tag: str, plan: model.Plan, turns: tuple[model.Turn, ...], program: str
+        self,
+        tag: str,
+        plan: model.Plan,
+        turns: tuple[model.Turn, ...],
+        program: str,
+        kind: str | None,
     ) -> str | None:
         """C1: what the LLM was sent for this request, message by message."""
         calls = [c for c in self.ls.llm.calls[self.calls_seen :] if service.tag_of(c) == tag]
         self.calls_seen = len(self.ls.llm.calls)
+        if kind == "blocked":  # a shield answers; the LLM is not asked
+            if not calls:
+                return None
+            return f"C1: {program}: the LLM was called {len(calls)} times for {tag}, not at all"
         if len(calls) != 1:
             return f"C1: {program}: the LLM was called {len(calls)} times for {tag}, not once"
         got = [message_view(m, self.ls.sentinel) for m in calls[0].messages]
