@@ -43,6 +43,7 @@ VERDICT_FIELDS = (
     "seed_checks",
     "robust",
     "robust_reason",
+    "robust_by",
     "seed_free",
     "seeds",
 )

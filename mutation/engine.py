@@ -85,6 +85,8 @@ class Mutant:
     #: "robust", "seed-dependent" or None (not a detected gated mutant, or one seed only)
     robust: str | None = None
     robust_reason: str = ""
+    #: how a robust kill was shown: "seed-free test" or "every seed"
+    robust_by: str | None = None
     #: the pass-1 killer never asked Hypothesis for randomness
     seed_free: bool = False
     #: the seeds its verdict was found under (the first is pass 1's)
@@ -528,11 +530,11 @@ def _settle(m: Mutant) -> None:
 
 def _robustness(m: Mutant, seeds: list[int], gated: bool) -> None:
     """Is a detected gated mutant's kill robust? See ``mutation.worker`` (pass 3)."""
-    m.robust, m.robust_reason = None, ""
+    m.robust, m.robust_reason, m.robust_by = None, "", None
     if not gated or m.status not in DETECTED or len(seeds) < 2:
         return
     if m.seed_free:
-        m.robust = "robust"
+        m.robust, m.robust_by = "robust", "seed-free test"
         m.robust_reason = f"killed by {m.killed_by}, which does not use Hypothesis' seed"
         return
     for check in m.seed_checks:
@@ -545,7 +547,7 @@ def _robustness(m: Mutant, seeds: list[int], gated: bool) -> None:
             )
             return
         if check.get("seed_free"):
-            m.robust = "robust"
+            m.robust, m.robust_by = "robust", "seed-free test"
             m.robust_reason = (
                 f"killed by {check['killed_by']}, which does not use Hypothesis' seed "
                 f"(found under seed {check['seed']})"
@@ -553,7 +555,7 @@ def _robustness(m: Mutant, seeds: list[int], gated: bool) -> None:
             return
     checked = [seeds[0], *(c["seed"] for c in m.seed_checks)]
     if sorted(checked) == sorted(seeds):
-        m.robust = "robust"
+        m.robust, m.robust_by = "robust", "every seed"
         m.robust_reason = "detected under every seed: " + ", ".join(map(str, checked))
     else:  # the recheck did not run (e.g. the worker was stopped): not proven
         m.robust = "seed-dependent"

@@ -90,7 +90,7 @@ def apply_gate(doc: dict[str, Any], equivalents: dict[str, str]) -> dict[str, An
     return doc
 
 
-ROBUSTNESS = ("robust", "seed-dependent", "unchecked")
+ROBUSTNESS = ("robust", "seed-dependent", "unchecked", "robust_by_seed_free_test")
 
 
 def robustness(mutants: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -102,6 +102,7 @@ def robustness(mutants: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
             continue
         row = out.setdefault(m["kind"], dict.fromkeys(ROBUSTNESS, 0))
         row[m.get("robust") or "unchecked"] += 1
+        row["robust_by_seed_free_test"] += m.get("robust_by") == "seed-free test"
     return dict(sorted(out.items()))
 
 
@@ -158,6 +159,11 @@ def peer_summary(doc: dict[str, Any]) -> dict[str, Any] | None:
         "timings": peer.get("timings", {}),
         "baseline_tests": peer.get("baseline", {}).get("tests", 0),
         "baseline_failing": len(peer.get("baseline", {}).get("failing", [])),
+        # why peer tests cannot run on the unmutated tree: counts per outcome (error,
+        # failed, skipped) and the tests grouped by reason (mutation/peer_outcomes.py)
+        "not_run": peer.get("baseline", {}).get("not_run"),
+        # fixtures ctxaudit supplies to the peer suite (ctxaudit/targets/gitreins_peer_fixtures.py)
+        "plugins": peer.get("plugins", []),
         "error": peer.get("error"),
     }
 

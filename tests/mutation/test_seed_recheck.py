@@ -83,7 +83,9 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     ]
     assert boundary.robust_reason.endswith("survived under seed 3")
     assert reversal.robust == "robust" and "every seed" in reversal.robust_reason
+    assert reversal.robust_by == "every seed"
     assert plain.robust == "robust" and plain.seed_free and not plain.seed_checks
+    assert plain.robust_by == "seed-free test"
 
     doc = {
         "target": "toy",
@@ -94,7 +96,12 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     gate = report.apply_gate(doc, {})["gate"]
     assert not gate["passed"] and gate["failures"] == [boundary.id]
     assert report.robustness(doc["mutants"]) == {
-        "wrong-comparison": {"robust": 2, "seed-dependent": 1, "unchecked": 0}
+        "wrong-comparison": {
+            "robust": 2,
+            "seed-dependent": 1,
+            "unchecked": 0,
+            "robust_by_seed_free_test": 1,
+        }
     }
     # the same kills with one seed: unchecked, and the gate passes as before
     one = {**doc, "seeds": [1]}
