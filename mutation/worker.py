@@ -68,6 +68,9 @@ def install_seed_hook() -> None:
     original = hcore.get_random_for_wrapped_test
 
     def hooked(test: Any, wrapped_test: Any) -> Any:
+        if getattr(wrapped_test, "_hypothesis_internal_use_seed", None) is not None:
+            # an explicit @seed(...): the test's examples are fixed, whatever our seed
+            return original(test, wrapped_test)
         _CONSULTED[0] = True
         if _SEED == 0:
             return original(test, wrapped_test)

@@ -17,16 +17,21 @@ def over(n):
 
 def twice(n):
     return n * 2 if n >= 0 else -1
+
+
+def half(n):
+    return n // 2 if n >= 0 else 0
 """
 
 # test_over draws 4 of the 10 values 0..9: the boundary mutant (>= 7 -> > 7) differs
 # only at 7, so whether it is killed depends on the seed; the sense reversal
 # (>= 7 -> <= 7) differs at every value but 7, so every seed kills it. test_twice
-# does not use Hypothesis at all.
+# does not use Hypothesis at all; test_half fixes its examples with @seed, so its verdict
+# does not depend on the run's seed either.
 TESTS = """
-from hypothesis import Phase, given, settings, strategies as st
+from hypothesis import Phase, given, seed, settings, strategies as st
 
-from toyseed.meter import over, twice
+from toyseed.meter import half, over, twice
 
 
 @settings(max_examples=4, database=None, derandomize=True, phases=[Phase.generate])
@@ -38,6 +43,13 @@ def test_over(n):
 def test_twice():
     assert twice(3) == 6
     assert twice(0) == 0
+
+
+@seed(5)
+@settings(max_examples=3, database=None, phases=[Phase.generate])
+@given(st.integers(-5, -1))
+def test_half(n):
+    assert half(n) == 0
 """
 
 # found once by trying seeds 0..7 (stable: the draws are a function of the seed and
@@ -68,14 +80,15 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     boundary = by_key[("over", ">= 7", "> 7")]
     reversal = by_key[("over", ">= 7", "<= 7")]
     plain = by_key[("twice", ">= 0", "> 0")]
-    wanted = [boundary, reversal, plain]
+    fixed = by_key[("half", ">= 0", "<= 0")]
+    wanted = [boundary, reversal, plain, fixed]
     work = tmp_path / "work"
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toyseed")
     engine.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="gated", progress=None,
         modules=modules, timeout_constant=2.0, seeds=SEEDS,
     )  # fmt: skip
-    assert [m.status for m in wanted] == ["killed"] * 3, [(m.id, m.status) for m in wanted]
+    assert [m.status for m in wanted] == ["killed"] * 4, [(m.id, m.status) for m in wanted]
     assert boundary.robust == "seed-dependent", boundary.robust_reason
     assert [(c["seed"], c["status"]) for c in boundary.seed_checks] == [
         (2, "killed"),
@@ -86,6 +99,7 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     assert reversal.robust_by == "every seed"
     assert plain.robust == "robust" and plain.seed_free and not plain.seed_checks
     assert plain.robust_by == "seed-free test"
+    assert fixed.robust_by == "seed-free test" and fixed.seed_free and not fixed.seed_checks
 
     doc = {
         "target": "toy",
@@ -97,10 +111,10 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     assert not gate["passed"] and gate["failures"] == [boundary.id]
     assert report.robustness(doc["mutants"]) == {
         "wrong-comparison": {
-            "robust": 2,
+            "robust": 3,
             "seed-dependent": 1,
             "unchecked": 0,
-            "robust_by_seed_free_test": 1,
+            "robust_by_seed_free_test": 2,
         }
     }
     # the same kills with one seed: unchecked, and the gate passes as before
