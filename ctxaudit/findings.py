@@ -32,7 +32,8 @@ class Finding:
     region: str  # in words
     in_region: Region  # the same region as a predicate over what `scope` names
     scope: str  # what in_region reads: "valve-config" (a ValveConfig), "threshold" (a raw
-    # compaction_threshold value) or "trajectory" (handled in the test, see region)
+    # compaction_threshold value), "cap-text" (an evaluator: config section), "failure" (a
+    # model.valve.Failure) or "trajectory" (handled in the test, see region)
     repro: str  # pytest node id of the regression test
 
     def applies(self, target: str, version: str) -> bool:
@@ -79,6 +80,20 @@ def _float_short(text: str) -> bool:
         return False
     scale = 1_000 if m.group(2) in "kK" else 1_000_000
     return int(float(m.group(1)) * scale) < Decimal(m.group(1)) * scale
+
+
+def _not_whole(text: str) -> bool:
+    """True for token text like '1.5' or '0.0001k': a number (k/M allowed) that is not a
+    whole number of tokens."""
+    m = re.match(r"^(\d+(?:\.\d+)?)\s*([kKmM]?)$", text.strip())
+    if not m:
+        return False
+    value = Decimal(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    return value != value.to_integral_value()
+
+
+# V6's context keywords (model/valve.py::CONTEXT_WORDS), as gitreins lists them.
+_CONTEXT_WORDS = ("context", "token", "maximum", "exceeded", "window", "truncat", "length")
 
 
 def _time_text(section: dict[str, Any]) -> str:
@@ -231,6 +246,82 @@ FINDINGS: list[Finding] = [
         in_region=lambda section: any(_float_short(t) for t in _token_texts(section)),
         scope="cap-text",
         repro="tests/gitreins/test_findings.py::test_gr_b6_float_truncation",
+    ),
+    # V6 (docs/properties.md): gitreins decides "context error" in engine/evaluator.py,
+    # AgenticEvaluator.evaluate, `except Exception as e:` after `self.llm.chat(...)`.
+    # Reproduce on 0.13.0-0.17.1. Minimal fix, two independent lines (0.17.1: lines 1261
+    # and 1273):
+    #   GR-V6-CLIENT-ERROR-COMPACTS: `if 400 <= status < 500 and status != 429:`
+    #     -> `if status in (400, 413):`
+    #   GR-V6-STATUS-IGNORED-FOR-KEYWORDS: `if not is_context_error and not
+    #     _is_transport_failure(e):` -> `if not is_context_error and not
+    #     _is_transport_failure(e) and getattr(e, "response", None) is None:` (the keyword
+    #     sniff only for errors that carry no HTTP status).
+    Finding(
+        id="GR-V6-CLIENT-ERROR-COMPACTS",
+        target="gitreins",
+        versions=PINNED,
+        prop="V6",
+        summary=(
+            "Every HTTP 4xx but 429 counts as a context error: a 401 (bad API key), 403 or 404 "
+            "(no such model) spends a compaction and calls the LLM again, up to three times, "
+            "where V6 compacts only on 400 and 413 and ends the run on any other status."
+        ),
+        region="an LLM call that fails with HTTP 4xx other than 400, 413 and 429 (any text)",
+        in_region=lambda failure: (
+            failure.status is not None
+            and 400 <= failure.status < 500
+            and failure.status not in (400, 413, 429)
+        ),
+        scope="failure",
+        repro="tests/gitreins/test_findings.py::test_gr_v6_client_error_compacts",
+    ),
+    Finding(
+        id="GR-V6-STATUS-IGNORED-FOR-KEYWORDS",
+        target="gitreins",
+        versions=PINNED,
+        prop="V6",
+        summary=(
+            "The context keywords are looked for in the text of every error that reached the "
+            "provider, whatever its HTTP status: OpenAI's 429 'Rate limit reached ... on tokens "
+            "per min (TPM)' and a 503 'maximum capacity exceeded' each spend a compaction, "
+            "where V6 says a status other than 400 and 413 never compacts."
+        ),
+        region=(
+            "an LLM call that fails with an HTTP status other than 400 and 413 whose text "
+            "names a context keyword (context, token, maximum, exceeded, window, truncat, length)"
+        ),
+        in_region=lambda failure: (
+            failure.status is not None
+            and failure.status not in (400, 413)
+            and any(w in failure.text.lower() for w in _CONTEXT_WORDS)
+        ),
+        scope="failure",
+        repro="tests/gitreins/test_findings.py::test_gr_v6_status_ignored_for_keywords",
+    ),
+    # B6. Minimal fix (engine/eval_cap.py, _parse_tokens, 0.17.1 line 269): compute in
+    # Decimal and refuse a value that is not whole: `value = Decimal(m.group(1)) * scale;
+    # if value != value.to_integral_value(): raise ValueError(...)`, and have
+    # eval_cap_from_config / parse_eval_cap re-raise it naming the key (max_input_tokens,
+    # max_output_tokens, cap, GITREINS_MAX_*_TOKENS). Decimal also fixes GR-B6-FLOAT-TRUNCATION.
+    Finding(
+        id="GR-B6-FRACTIONAL-TOKENS",
+        target="gitreins",
+        versions=PINNED,
+        prop="B6",
+        summary=(
+            "A token cap that is not a whole number of tokens is silently truncated, not a "
+            "configuration error: max_input_tokens '1.5' becomes 1, and '0.0001k' becomes 0, "
+            "which means no cap at all; the same in GITREINS_MAX_*_TOKENS and in the token "
+            "parts of the legacy cap string."
+        ),
+        region=(
+            "a token cap (key, GITREINS_MAX_*_TOKENS or legacy part) written as a number, with "
+            "or without k/M, whose value is not a whole number of tokens"
+        ),
+        in_region=lambda section: any(_not_whole(t) for t in _token_texts(section)),
+        scope="cap-text",
+        repro="tests/gitreins/test_findings.py::test_gr_b6_fractional_tokens_truncated",
     ),
     # Known history: registered for no version (fixed before the pinned one);
     # the audit checks which releases they affect.

@@ -45,10 +45,11 @@ class ValveConfig(BaseModel):
 
 
 class ConfigError(ValueError):
-    """A configuration value that is not a number; names the key (V8)."""
+    """A configuration value that does not say what its key needs; names the key
+    (V8: a number; B6: a whole number of tokens)."""
 
-    def __init__(self, key: str, value: object) -> None:
-        super().__init__(f"{key}: expected a number, got {value!r}")
+    def __init__(self, key: str, value: object, expected: str = "a number") -> None:
+        super().__init__(f"{key}: expected {expected}, got {value!r}")
         self.key = key
 
 
@@ -92,6 +93,16 @@ def parse_tokens(text: str) -> int | None:
     return int(value) if value == value.to_integral_value() else None
 
 
+def token_cap(text: str, key: str) -> int:
+    """B6: the token cap ``key`` is given as ``text``. Text that does not say a
+    whole number of tokens ('1.5', '0.0001k') is a configuration error that
+    names the key, never a silent rounding."""
+    tokens = parse_tokens(text)
+    if tokens is None:
+        raise ConfigError(key, text, "a whole number of tokens")
+    return tokens
+
+
 def parse_seconds(text: str) -> float | None:
     m = _TIME.match(text.strip())
     if not m or m.group(2) not in _SECONDS:
@@ -122,7 +133,9 @@ def parse_legacy(text: str) -> dict[str, float] | None:
     ``100/30m/200k/50k`` (iterations/time/input/output), ``100/30m``,
     ``200k/50k`` (input/output), ``100`` (iterations), ``30m`` (time), and
     ``-1``/``0``/``unlimited`` (no iteration cap). Returns the caps the text
-    names (a field it does not name is not said by it); anything else: None."""
+    names (a field it does not name is not said by it); anything else: None.
+    A token part that is not a whole number of tokens raises ``ConfigError``
+    naming the key ``cap`` (B6)."""
     parts = [p.strip() for p in text.strip().split("/")]
     caps: dict[str, float] = {}
     if len(parts) == 1:
@@ -134,20 +147,16 @@ def parse_legacy(text: str) -> dict[str, float] | None:
         else:
             return None
     elif len(parts) == 2 and _iterations(parts[0]) is None:
-        tokens_in, tokens_out = parse_tokens(parts[0]), parse_tokens(parts[1])
-        if tokens_in is None or tokens_out is None:
-            return None
-        caps |= {"max_input_tokens": tokens_in, "max_output_tokens": tokens_out}
+        caps |= {"max_input_tokens": token_cap(parts[0], "cap")}
+        caps |= {"max_output_tokens": token_cap(parts[1], "cap")}
     elif len(parts) in (2, 4):
         iterations, seconds = _iterations(parts[0]), parse_seconds(parts[1])
         if iterations is None or seconds is None:
             return None
         caps |= {"max_iterations": iterations, "max_seconds": seconds}
         if len(parts) == 4:
-            tokens_in, tokens_out = parse_tokens(parts[2]), parse_tokens(parts[3])
-            if tokens_in is None or tokens_out is None:
-                return None
-            caps |= {"max_input_tokens": tokens_in, "max_output_tokens": tokens_out}
+            caps |= {"max_input_tokens": token_cap(parts[2], "cap")}
+            caps |= {"max_output_tokens": token_cap(parts[3], "cap")}
     else:
         return None
     return caps

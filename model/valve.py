@@ -51,6 +51,10 @@ class Answer:
     writes: tuple[str | None, ...] = ()
 
 
+# V6: the HTTP statuses with which providers refuse a context that is too long.
+CONTEXT_STATUSES = (400, 413)
+
+
 @dataclass(frozen=True)
 class Failure:
     """A failed LLM call: an HTTP error (``status``), a transport failure (the
@@ -60,9 +64,12 @@ class Failure:
     status: int | None = None
     transport: bool = False
 
-    def names_context(self) -> bool:  # V6
-        if self.status is not None and 400 <= self.status < 500 and self.status != 429:
-            return True
+    def names_context(self) -> bool:
+        """V6 (docs/properties.md): HTTP 400 or 413, whatever the text; any other
+        status (401, 403, 404, 429, 5xx ...) never, whatever the text; a transport
+        failure never; an error without a status when its text names the context."""
+        if self.status is not None:
+            return self.status in CONTEXT_STATUSES
         return not self.transport and any(w in self.text.lower() for w in CONTEXT_WORDS)
 
 

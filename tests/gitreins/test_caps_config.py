@@ -1,6 +1,8 @@
 """B6: caps as they reach gitreins from .gitreins/config.yaml parse to the
-values their text says (model.config: parse_tokens, parse_seconds,
-parse_legacy). Cases run in batches in a memory-limited child process."""
+values their text says (model.config: token_cap, parse_seconds,
+parse_legacy), and a token cap whose text does not say a whole number of tokens
+is a configuration error that names the key. Cases run in batches in a
+memory-limited child process."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from ctxaudit import findings
 from ctxaudit.targets.gitreins import GitreinsModules
 from ctxaudit.targets.gitreins_config import run_caps
-from model.config import parse_iterations, parse_legacy, parse_seconds, parse_tokens
+from model.config import ConfigError, parse_iterations, parse_legacy, parse_seconds, token_cap
 
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B6")]
 
@@ -37,6 +39,8 @@ def number(draw: st.DrawFn, decimals: bool) -> str:
 def token_text(draw: st.DrawFn) -> str:
     unit = draw(st.sampled_from(TOKEN_UNITS), label="unit")
     sep = draw(st.sampled_from(["", " "]), label="sep") if unit else ""
+    if draw(st.integers(0, 9), label="fine") == 0:  # B6: '0.0001k' is not a whole count
+        return f"0.{draw(st.integers(1, 9999), label='fraction'):04d}{sep}{unit}"
     return f"{draw(number(decimals=True))}{sep}{unit}"
 
 
@@ -85,6 +89,8 @@ def sections(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def expected(section: dict[str, Any]) -> dict[str, float]:
+    """The caps the section says; raises ConfigError where a token cap does not
+    say a whole number of tokens (B6)."""
     if "cap" in section:
         named = parse_legacy(section["cap"])
         return {"cap": None} if named is None else named  # type: ignore[dict-item]
@@ -98,16 +104,39 @@ def expected(section: dict[str, Any]) -> dict[str, float]:
         want["max_seconds"] = parse_seconds(section["max_time"])  # type: ignore[assignment]
     for key in ("max_input_tokens", "max_output_tokens"):
         if key in section:
-            want[key] = parse_tokens(str(section[key]))  # type: ignore[assignment]
+            want[key] = token_cap(str(section[key]), key)
     # the environment wins over config.yaml (the gitreins docs: GITREINS_MAX_*)
     if "GITREINS_MAX_TIME" in env:
         want["max_seconds"] = parse_seconds(env["GITREINS_MAX_TIME"])  # type: ignore[assignment]
     for key in ("max_input_tokens", "max_output_tokens"):
         if f"GITREINS_{key.upper()}" in env:
-            want[key] = parse_tokens(env[f"GITREINS_{key.upper()}"])  # type: ignore[assignment]
+            want[key] = token_cap(env[f"GITREINS_{key.upper()}"], f"GITREINS_{key.upper()}")
     if "GITREINS_MAX_ITERATIONS" in env:
         want["max_iterations"] = parse_iterations(env["GITREINS_MAX_ITERATIONS"])  # type: ignore[assignment]
     return want
+
+
+def expected_or_error(section: dict[str, Any]) -> dict[str, float] | ConfigError:
+    try:
+        return expected(section)
+    except ConfigError as exc:
+        return exc
+
+
+def bad_token_keys(section: dict[str, Any]) -> list[str]:
+    """Every key whose token cap is not a whole number of tokens: a configuration
+    error may name any of them (B6)."""
+    texts = {k: str(section[k]) for k in ("max_input_tokens", "max_output_tokens") if k in section}
+    texts |= {k: v for k, v in section.get("env", {}).items() if k.endswith("_TOKENS")}
+    bad = []
+    for key, text in texts.items():
+        try:
+            token_cap(text, key)
+        except ConfigError:
+            bad.append(key)
+    if isinstance(expected_or_error(section), ConfigError) and "cap" in section:
+        bad.append("cap")
+    return bad
 
 
 def same_cap(got: float, want: float) -> bool:
@@ -129,6 +158,16 @@ def cases_per_example() -> int:
 @settings(max_examples=max(3, settings.default.max_examples // 10))
 @example(batch=[{"max_input_tokens": "4.1M"}, {"max_output_tokens": "1.5 k"}, {"max_time": "1.5h"}])
 @example(batch=[{"cap": "100/30m/200k/50k"}, {"cap": "100/30m/200k/1m"}])
+@example(  # B6: token caps that are not a whole number of tokens, each way of writing one
+    batch=[
+        {"max_input_tokens": "1.5"},
+        {"max_output_tokens": "0.0001k"},
+        {"env": {"GITREINS_MAX_INPUT_TOKENS": "2.5"}},
+        {"env": {"GITREINS_MAX_OUTPUT_TOKENS": "0.5K"}},
+        {"cap": "100/30m/1.5/2k"},
+        {"cap": "1.5/2k"},
+    ]
+)
 @example(  # every unit of the grammar once, whole numbers
     batch=[{"max_time": f"2{unit}"} for unit in TIME_UNITS]
     + [{"max_time": f"3 {unit}"} for unit in TIME_UNITS]
@@ -156,15 +195,26 @@ def test_b6_caps_parse_to_what_their_text_says(
     gitreins: GitreinsModules, batch: list[dict[str, Any]]
 ) -> None:
     version = gitreins.tree.version
-    # Only text the model gives a meaning to (e.g. not '1.5' tokens), outside registered findings.
+    # Only text the model gives a meaning to, outside registered findings.
     batch = [
         s
         for s in batch
-        if s and None not in expected(s).values() and in_finding_region(version, s) is None
+        if s
+        and in_finding_region(version, s) is None
+        and (isinstance(want := expected_or_error(s), ConfigError) or None not in want.values())
     ]
     wrong = []
     for section, got in zip(batch, run_caps(gitreins.tree.root, batch), strict=True):
-        want = expected(section)
+        want = expected_or_error(section)
+        if isinstance(want, ConfigError):
+            keys = bad_token_keys(section)
+            error = str(got.get("error", ""))
+            if not any(k.lower() in error.lower() for k in keys):
+                wrong.append(
+                    f"{section} -> {got}: not a whole number of tokens, expected a "
+                    f"configuration error naming {' or '.join(keys)}"
+                )
+            continue
         if "error" in got:
             wrong.append(f"{section} -> {got['error']}")
             continue

@@ -124,3 +124,47 @@ def test_gr_poc_14_transport_failure_compacts(gitreins: GitreinsModules) -> None
     caps = Caps(max_input_tokens=10**6)
     seen = replay(gitreins, caps, steps=[Failure(text="connection refused", transport=True)])
     assert isinstance(seen[-1], Called) and compactions(seen) == 1, seen[-1]
+
+
+def test_gr_v6_client_error_compacts(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-V6-CLIENT-ERROR-COMPACTS")
+    caps = Caps(max_input_tokens=10**6)
+    for status, text in ((401, "Unauthorized"), (403, "Forbidden"), (404, "Not Found")):
+        seen = replay(gitreins, caps, steps=[Failure(text=text, status=status)])
+        assert isinstance(seen[-1], Called) and compactions(seen) == 1, (status, seen[-1])
+
+
+def test_gr_v6_status_ignored_for_keywords(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-V6-STATUS-IGNORED-FOR-KEYWORDS")
+    caps = Caps(max_input_tokens=10**6)
+    rate_limit = (
+        "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): "
+        "Limit 30000, Used 29000, Requested 2000."
+    )
+    for failure in (
+        Failure(text=rate_limit, status=429),
+        Failure(text="maximum capacity exceeded", status=503),
+    ):
+        seen = replay(gitreins, caps, steps=[failure])
+        assert isinstance(seen[-1], Called) and compactions(seen) == 1, (failure, seen[-1])
+    # the same statuses without a keyword end the run: the text decides, not the status
+    seen = replay(gitreins, caps, steps=[Failure(text="Too Many Requests", status=429)])
+    assert isinstance(seen[-1], Finished) and ended_reason(seen[-1].verdict) == "llm-failure"
+
+
+def test_gr_b6_fractional_tokens_truncated(gitreins: GitreinsModules) -> None:
+    registered_or_skip(gitreins, "GR-B6-FRACTIONAL-TOKENS")
+    got = run_caps(
+        gitreins.tree.root,
+        [
+            {"max_input_tokens": "1.5"},
+            {"max_output_tokens": "0.0001k"},
+            {"env": {"GITREINS_MAX_INPUT_TOKENS": "2.5"}},
+            {"cap": "100/30m/1.5/2k"},
+        ],
+    )
+    assert [g.get("error") for g in got] == [None] * 4, got  # no configuration error
+    assert got[0]["max_input_tokens"] == 1, got  # '1.5' truncated
+    assert got[1]["max_output_tokens"] == 0, got  # '0.0001k' truncated to 0: no cap at all
+    assert got[2]["max_input_tokens"] == 2, got
+    assert got[3]["max_input_tokens"] == 1, got

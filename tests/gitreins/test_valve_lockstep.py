@@ -97,19 +97,29 @@ context_failures = st.one_of(
     st.builds(Failure, text=st.just("context_length_exceeded"), status=st.sampled_from([400, 413])),
     st.builds(Failure, text=st.just("prompt is too long: maximum context window")),
 )
-# ...and failures that end the run: 429, 5xx, other errors, transport failures
-# (whose text names "exceeded", as requests' "Max retries exceeded" does).
-ending_failures = st.one_of(
-    st.builds(Failure, text=st.just("Too Many Requests"), status=st.just(429)),
-    st.builds(Failure, text=st.just("Internal Server Error"), status=st.just(500)),
-    st.builds(Failure, text=st.just("boom")),
-    st.builds(Failure, text=st.just("connection refused"), transport=st.just(True)),
-)
+# ...and failures that end the run: every other status (401, 403, 404, 429, 5xx), whatever
+# its text says, other errors, transport failures (whose text names "exceeded", as
+# requests' "Max retries exceeded" does). Those in a registered finding's region are left out.
+ENDING_FAILURES = [
+    Failure("Too Many Requests", status=429),
+    Failure("Internal Server Error", status=500),
+    Failure("boom"),
+    Failure("connection refused", transport=True),
+    Failure("Unauthorized", status=401),
+    Failure("Forbidden", status=403),
+    Failure("Not Found", status=404),
+    Failure("Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000", status=429),
+    Failure("maximum capacity exceeded", status=503),
+]
 
 
 def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
     version = mods.tree.version
     known = {f.id for f in findings.registered("gitreins", version)}
+    skip = findings.excluded_regions("gitreins", version, "failure")
+    ending_failures = st.sampled_from(
+        [f for f in ENDING_FAILURES if not any(region(f) for region in skip)]
+    )
 
     class ValveLockstep(RuleBasedStateMachine):
         model: Valve
