@@ -55,6 +55,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "S6": "the conversation",
         "S7": "failed writes",
         "S8": "one writer",
+        "S9": "compaction is invisible (blocking paths)",
         "C1": "compaction trigger",
     },
     "lightspeed-stack": {

@@ -241,6 +241,34 @@ MUTANTS = [
         """        if False:
             return ServerResponse(response_id, output, recorded=False)""",
     ),
+    # -- S9: compaction shows in the reply ------------------------------------
+    Mutant(
+        "S9 compacted query answers nothing",
+        "ledger/service.py",
+        """        prepared.owner.finish()
+        return self._reply(prepared, response.output, response.id if response.recorded else None)
+
+    async def responses""",
+        """        prepared.owner.finish()
+        output = () if prepared.owner.compacted else response.output
+        return self._reply(prepared, output, response.id if response.recorded else None)
+
+    async def responses""",
+    ),
+    Mutant(
+        "S9 compacted responses fails after storing the turn",
+        "ledger/service.py",
+        """        prepared.owner.finish()
+        return self._reply(prepared, response.output, response.id if response.recorded else None)
+
+    # -- streaming paths""",
+        """        prepared.owner.finish()
+        if prepared.owner.compacted:
+            raise RuntimeError("compacted request")
+        return self._reply(prepared, response.output, response.id if response.recorded else None)
+
+    # -- streaming paths""",
+    ),
     # -- C1 ----------------------------------------------------------------------
     Mutant(
         "C1 `>` -> `>=` (ratio side)",

@@ -45,7 +45,7 @@ from ledger.server import InferenceCall, InferenceServer, counting_ids
 from ledger.shields import KeywordShield
 from model import settlement as model
 
-pytestmark = pytest.mark.properties("S1", "S2", "S3", "S5", "S6", "S7", "C1")
+pytestmark = pytest.mark.properties("S1", "S2", "S3", "S5", "S6", "S7", "S9", "C1")
 
 BLOCKING = ("query", "responses")
 STREAMING = ("streaming_query", "responses_stream")
@@ -281,10 +281,20 @@ class SettlementMachine(RuleBasedStateMachine):
             with pytest.raises(WriteFailedError):
                 self.loop.run(endpoint(request))
         else:
-            reply = self.loop.run(endpoint(request))
+            # S9: compacted or not, the request succeeds and answers the LLM's answer
+            where = f"{path} ({'compacted' if plan.compacted else 'not compacted'})"
+            try:
+                reply = self.loop.run(endpoint(request))
+            except Exception as exc:
+                if not plan.compacted:
+                    raise
+                raise AssertionError(f"S9: {where} failed: {exc!r}") from exc
             assert reply.compacted == plan.compacted, "C1: compaction decision differs"
             assert reply.blocked == blocked
-            assert list(reply.output) == list(model.output(ending))
+            assert list(reply.output) == list(model.output(ending)), (
+                f"S9: {where} answered {list(reply.output)!r}, the LLM's answer is "
+                f"{list(model.output(ending))!r}"
+            )
             if reply.response_id is not None:
                 self.last_response[conv] = reply.response_id
         self._settle(plan, ending, failing)
