@@ -27,7 +27,7 @@ from typing import Any
 
 from ctxaudit.suite import commit as suite_commit
 from mutation import cache as verdict_cache
-from mutation import engine, report
+from mutation import engine, peer_outcomes, report
 from mutation.config import ConfigError, target_config
 from mutation.engine import REPO, SHARD_FORMAT, MutationError
 
@@ -351,12 +351,18 @@ def _run_peer(
         suite = _peer_suite(target, tree_or_spec, cfg)
     except MutationError as exc:
         return {"name": cfg.peer.name, "error": str(exc)}
+    # why tests cannot run on the unmutated tree, written by mutation/peer_outcomes.py
+    outcomes = work / "peer-outcomes.jsonl"
+    suite = dataclasses.replace(
+        suite, pytest_args=(*suite.pytest_args, *peer_outcomes.plugin_args(outcomes))
+    )
     doc: dict[str, Any] = {
         "name": suite.name,
         "root": suite.root,
         "tests": [str(Path(t).relative_to(suite.root)) for t in suite.tests],
         "selection_reason": suite.selection_reason,
         "deselected": [list(d) for d in suite.deselect],
+        "plugins": peer_outcomes.plugins_supplied(suite.pytest_args),
     }
     if progress:
         progress({"event": "peer", "suite": suite.name, "tests": len(suite.tests)})
@@ -377,6 +383,7 @@ def _run_peer(
         "tests": base.get("tests", 0),
         "failing": base.get("failing", []),
         "functions_reached": base.get("functions_reached", []),
+        "not_run": peer_outcomes.summarize(peer_outcomes.read(outcomes)),
     }
     doc["timings"] = {
         "baseline": base.get("seconds", 0.0),
