@@ -1,16 +1,18 @@
-"""Shared pytest setup: Hypothesis profiles (ctxaudit/profiles.py) and the
-``--gitreins`` target option."""
+"""Shared pytest setup: Hypothesis profiles (ctxaudit/profiles.py), the
+``--gitreins`` target option, and how failures print (ctxaudit/failure_output.py:
+``--target-log``, ``--failure-format``, ``--replay``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ctxaudit import profiles
+from ctxaudit import failure_output, profiles
 
 _PROFILE = profiles.load_from_env()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    failure_output.addoption(parser)
     parser.addoption(
         "--gitreins",
         default="",
@@ -36,6 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    failure_output.register(config)
     spec = config.getoption("--gitreins")
     if spec:  # an explicit spec is checked before anything runs
         from ctxaudit.targets.gitreins import TargetError, resolve

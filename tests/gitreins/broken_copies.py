@@ -56,6 +56,11 @@ BREAKS: dict[str, tuple[str, str, str, str]] = {
     ),
     "v4-progress-off-by-one": ("V4", EV, 'key = f"verified_{i}"', 'key = f"verified_{i + 1}"'),
     "v5-four-compactions": ("V5", EV, "MAX_COMPACTIONS = 3", "MAX_COMPACTIONS = 4"),
+    "v5-fourth-compaction": (
+        "V5", EV,
+        "if budget_used > 0 and compaction_count < MAX_COMPACTIONS:",
+        "if budget_used > 0 and compaction_count <= MAX_COMPACTIONS:",
+    ),
     "v6-429-compacts": ("V6", EV, "if 400 <= status < 500 and status != 429:", "if 400 <= status < 500:"),
     "v6-transport-compacts": (
         "V6", EV,

@@ -546,13 +546,42 @@ class SettlementMachine(RuleBasedStateMachine):
         self.store.close()
 
 
+#: the most rows of a conversation an S6 message shows, from just before the first difference
+DIFF_ROWS = 16
+_COLUMN = 46
+
+
 def _diff(conv: str, stored: list[Any], expected: list[Any]) -> str:
-    lines = [f"S6: conversation {conv} differs from the model"]
-    for index in range(max(len(stored), len(expected))):
-        got = stored[index] if index < len(stored) else "<missing>"
-        want = expected[index] if index < len(expected) else "<absent>"
-        mark = "  " if got == want else "!!"
-        lines.append(f"{mark} [{index}] ledger={got}\n{mark}      model ={want}")
+    """The conversation the model expects and the one the ledger holds, side by
+    side, item by item (turn, kind, content), the first differing item marked ``>>``
+    and every other differing one ``!=``."""
+    count = max(len(stored), len(expected))
+
+    def cell(items: list[Any], index: int) -> str:
+        if index >= len(items):
+            return "-"
+        turn, kind, content = items[index]
+        text = repr(content)
+        if len(text) > 24:
+            text = f"{text[:16]}...({len(str(content))} chars)"
+        return f"t{turn} {kind} {text}"
+
+    differ = [i for i in range(count) if stored[i : i + 1] != expected[i : i + 1]]
+    first = differ[0] if differ else count
+    lines = [
+        f"S6: conversation {conv} differs from the model at item {first}: the model expects "
+        f"{len(expected)} item(s), the ledger holds {len(stored)}",
+        f"     {'#':>3}  {'model (expected)':<{_COLUMN}} ledger (holds)",
+    ]
+    start = max(0, first - 2)
+    if start:
+        lines.append(f"         (items 0-{start - 1} are the same)")
+    for index in range(start, min(count, start + DIFF_ROWS)):
+        want, got = cell(expected, index), cell(stored, index)
+        mark = ">>" if index == first else "!=" if index in differ else "  "
+        lines.append(f"  {mark} {index:>3}  {want:<{_COLUMN}} {got}")
+    if count > start + DIFF_ROWS:
+        lines.append(f"         ({count - start - DIFF_ROWS} more item(s) not shown)")
     return "\n".join(lines)
 
 

@@ -1,0 +1,293 @@
+"""Failure benchmark (issue 13): how long a developer waits for a failing
+check's verdict, and how many lines it prints, on known broken targets.
+
+    .venv/bin/python -m ctxaudit.failure_bench [--only SUBSTRING] [--suite NAME]
+                                               [--profile ci] [--out reports/failure-benchmark.md]
+
+Each case is (suite, broken target, command): the benchmark builds the broken
+target in a temporary folder (a copy of the pinned gitreins with one break of
+``tests/gitreins/broken_copies.py``; a copy of the repository with one ledger
+mutant of ``tests/settlement/check_mutants.py``), runs the suite's command
+against it as a developer would (``pytest <tests> -x``, the default profile,
+default output options), and records:
+
+- time to verdict: the command's wall time, from start to exit;
+- time to shrink: Hypothesis's shrink phase (``CTXAUDIT_FAILURE_STATS``); time
+  to find is the rest (start-up, collection, generation until the failure);
+- output lines: everything the command printed.
+
+A case passes when the command fails (the break is caught) under 30 s and in
+under 100 lines. The cases run one after another; times are those of this
+machine at that moment, given with a calibration figure from the same run.
+Timing is measured here, never asserted in tests.
+
+A case for another suite (lightspeed-stack) is one more :class:`Case` with a
+``prepare`` that builds its broken target and returns the working folder and
+the command's target options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ctxaudit.bench import calibrate
+from ctxaudit.targets.gitreins import REPO_ROOT, resolve
+
+TIME_LIMIT = 30.0
+LINE_LIMIT = 100
+
+#: prepare(tmp) -> (working folder, target options for pytest)
+Prepare = Callable[[Path], tuple[Path, list[str]]]
+
+
+@dataclass(frozen=True)
+class Case:
+    suite: str  # a name for the suite
+    target: str  # the broken target
+    tests: tuple[str, ...]  # what pytest runs
+    prepare: Prepare
+
+
+def _module(rel: str) -> ModuleType:
+    path = REPO_ROOT / rel
+    name = f"_failure_bench_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def gitreins_break(name: str) -> Prepare:
+    """A copy of the pinned gitreins with break ``name`` (broken_copies.BREAKS)."""
+
+    def prepare(tmp: Path) -> tuple[Path, list[str]]:
+        breaks = _module("tests/gitreins/broken_copies.py").BREAKS
+        _prop, rel, old, new = breaks[name]
+        pinned = resolve("")
+        copy = tmp / "gitreins"
+        shutil.copytree(pinned.root / "engine", copy / "engine")
+        (copy / "PKG-INFO").write_text(
+            f"Metadata-Version: 2.1\nName: gitreins\nVersion: {pinned.version}\n"
+        )
+        path = copy / rel
+        text = path.read_text()
+        if old not in text:
+            raise SystemExit(f"break {name!r} no longer applies to {rel}")
+        path.write_text(text.replace(old, new, 1))
+        return REPO_ROOT, [f"--gitreins={copy}"]
+
+    return prepare
+
+
+def ledger_mutant(name: str) -> Prepare:
+    """A copy of the repository with the ledger mutant ``name`` (check_mutants.MUTANTS)."""
+
+    def prepare(tmp: Path) -> tuple[Path, list[str]]:
+        check = _module("tests/settlement/check_mutants.py")
+        (mutant,) = [m for m in check.MUTANTS if m.name == name]
+        root = tmp / "repo"
+        check.copy_repo(root)
+        check.apply(root, mutant)
+        return root, []
+
+    return prepare
+
+
+VALVE = ("tests/gitreins/test_valve_lockstep.py::test_valve_lockstep",)
+VALVE_AND_PROGRAMS = (*VALVE, "tests/gitreins/test_valve_programs.py")
+BUDGET = ("tests/gitreins/test_budget_lockstep.py",)
+V7 = ("tests/gitreins/test_v7_valve_protects_cap.py",)
+SETTLEMENT = ("tests/settlement/test_stateful.py",)
+
+CASES: list[Case] = [
+    *[
+        Case("gitreins budget lockstep", name, BUDGET, gitreins_break(name))
+        for name in ("b1-cache-write-not-metered", "b2-input-cap-strict",
+                     "b3-tool-call-costs-nothing", "b4-time-cap-late", "b5-reset-keeps-output")
+    ],
+    *[
+        Case("gitreins valve lockstep", name, VALVE, gitreins_break(name))
+        for name in ("v5-fourth-compaction", "v5-four-compactions", "v1-boundary",
+                     "v1-gr-gap-062", "v3-no-reset-after-valve", "v4-progress-off-by-one")
+    ],
+    # V6 breaks: the lockstep under ci passes on them; the fixed programs catch them
+    *[
+        Case("gitreins valve lockstep + fixed programs", name, VALVE_AND_PROGRAMS,
+             gitreins_break(name))
+        for name in ("v6-429-compacts", "v6-transport-compacts")
+    ],
+    Case("gitreins V7 alone", "v1-gr-gap-062", V7, gitreins_break("v1-gr-gap-062")),
+    *[
+        Case("ledger settlement lockstep", name, SETTLEMENT, ledger_mutant(name))
+        for name in ("removed write: query", "removed write: stream end",
+                     "write doubled", "settled state ignored",
+                     "second finisher also writes: interrupt callback",
+                     "interrupt guard ignored: unknown or finished stream",
+                     "explicit input stored instead of original", "store flag ignored: owner",
+                     "C1 `>` -> `>=` (ratio side)")
+    ],
+]  # fmt: skip
+
+
+def run_case(case: Case, profile: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-failbench-") as tmp_name:
+        tmp = Path(tmp_name)
+        cwd, options = case.prepare(tmp)
+        stats_path = tmp / "failure-stats.json"
+        env = {
+            **os.environ,
+            "CTXAUDIT_PROFILE": profile,
+            "CTXAUDIT_FAILURE_STATS": str(stats_path),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        for name in ("CTXAUDIT_RESULTS", "PYTHONPATH", "COLUMNS"):
+            env.pop(name, None)
+        command = ["pytest", *case.tests, *options, "-x"]
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", *command, "-p", "no:cacheprovider"],
+            cwd=cwd, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        wall = time.monotonic() - started
+        stats = json.loads(stats_path.read_text()) if stats_path.exists() else []
+    output = proc.stdout + proc.stderr
+    failed = [s for s in stats if s.get("failed")]
+    shrink = sum(float(s["shrink_seconds"]) for s in failed)
+    message = re.search(r"^(?:E\s+)?\w*(?:Error|Exception)\w*: (.*)$", output, re.M)
+    return {
+        "suite": case.suite,
+        "target": case.target,
+        "command": " ".join(["bin/ctxaudit test", *case.tests, "-x",
+                             *(o.split("=")[0] + "=<broken copy>" for o in options)]),
+        "exit": proc.returncode,
+        "caught": proc.returncode == 1,
+        "seconds": round(wall, 2),
+        "find_seconds": round(wall - shrink, 2),
+        "shrink_seconds": round(shrink, 2),
+        "shrink_examples": sum(int(s["shrink_examples"]) for s in failed),
+        "shrink_stopped": [s["stopped_because"] for s in failed],
+        "lines": len(output.splitlines()),
+        "failing_test": next(iter(s["nodeid"] for s in failed), ""),
+        "message": message.group(1)[:160] if message else "",
+        "output": output,
+    }  # fmt: skip
+
+
+def ok(row: dict[str, Any]) -> bool:
+    return bool(row["caught"]) and row["seconds"] < TIME_LIMIT and row["lines"] < LINE_LIMIT
+
+
+def render(rows: list[dict[str, Any]], unit: float, profile: str, took: float) -> str:
+    good = sum(ok(r) for r in rows)
+    worst_t = max(rows, key=lambda r: r["seconds"])
+    worst_l = max(rows, key=lambda r: r["lines"])
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [
+        "# Failure benchmark: time to a verdict and lines on one screen (issue 13)",
+        "",
+        f"`python -m ctxaudit.failure_bench` on {time.strftime('%Y-%m-%d %H:%M')}, profile "
+        f"`{profile}` (the default), default output options, one case after another in one "
+        f"run ({took / 60:.1f} min). Shared 2-core machine (load average {load:.1f} at the "
+        f"end); calibration unit (a fixed pure-Python workload, same run): {unit:.3f} s.",
+        "",
+        f"**{good} of {len(rows)} cases caught under {TIME_LIMIT:.0f} s and "
+        f"{LINE_LIMIT} lines.** Slowest: {worst_t['seconds']:.1f} s "
+        f"({worst_t['suite']}, {worst_t['target']}); longest output: {worst_l['lines']} lines "
+        f"({worst_l['suite']}, {worst_l['target']}).",
+        "",
+        "Time to verdict is the command's wall time (start-up and collection included); "
+        "time to shrink is Hypothesis's shrink phase and time to find is the rest. Lines: "
+        "everything the command printed (pytest's header and summary included).",
+        "",
+    ]
+    for suite in dict.fromkeys(r["suite"] for r in rows):
+        lines += [
+            f"## {suite}",
+            "",
+            f"`{next(r['command'] for r in rows if r['suite'] == suite)}`",
+            "",
+            "| broken target | caught | verdict (s) | find (s) | shrink (s) | shrink examples "
+            "| lines | failure |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            if r["suite"] != suite:
+                continue
+            caught = "yes" if r["caught"] else f"**no** (exit {r['exit']})"
+            mark = "" if ok(r) else " **over**"
+            msg = r["message"].replace("|", "\\|")
+            lines.append(
+                f"| {r['target']} | {caught} | {r['seconds']:.1f}{mark} | {r['find_seconds']:.1f}"
+                f" | {r['shrink_seconds']:.1f} | {r['shrink_examples']} | {r['lines']} | {msg} |"
+            )
+        lines.append("")
+    example = next((r for r in rows if r["caught"]), None)
+    if example is not None:
+        lines += [
+            "## What a developer sees",
+            "",
+            f"{example['suite']}, {example['target']} (the whole output):",
+            "",
+            "```",
+            *example["output"].rstrip().splitlines(),
+            "```",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ctxaudit.failure_bench")
+    parser.add_argument("--only", default="", help="cases whose broken target contains this")
+    parser.add_argument("--suite", default="", help="cases whose suite name contains this")
+    parser.add_argument("--profile", default="ci", help="Hypothesis profile (default: ci)")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "reports" / "failure-benchmark.md")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = parser.parse_args(argv)
+    cases = [c for c in CASES if args.only in c.target and args.suite in c.suite]
+    if args.list:
+        for c in cases:
+            print(f"{c.suite}: {c.target}  ({' '.join(c.tests)})")
+        return 0
+    unit = calibrate()
+    started = time.monotonic()
+    rows = []
+    for case in cases:
+        row = run_case(case, args.profile)
+        rows.append(row)
+        print(
+            f"{row['suite']:28} {row['target'][:40]:40} {'ok  ' if ok(row) else 'OVER'} "
+            f"{row['seconds']:5.1f} s (shrink {row['shrink_seconds']:5.1f} s) "
+            f"{row['lines']:4} lines  exit {row['exit']}",
+            flush=True,
+        )
+    took = time.monotonic() - started
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(rows, unit, args.profile, took))
+    payload = {"profile": args.profile, "calibration_seconds": unit, "seconds": took,
+               "time_limit": TIME_LIMIT, "line_limit": LINE_LIMIT, "cases": rows}  # fmt: skip
+    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1))
+    print(f"wrote {args.out} and {args.out.with_suffix('.json').name}")
+    return 0 if all(ok(r) for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
