@@ -250,13 +250,12 @@ FINDINGS: list[Finding] = [
     # V6 (docs/properties.md): gitreins decides "context error" in engine/evaluator.py,
     # AgenticEvaluator.evaluate, `except Exception as e:` after `self.llm.chat(...)`.
     # Reproduce on 0.13.0-0.17.1. Minimal fix, two independent lines (0.17.1: lines 1261
-    # and 1273):
+    # and 1275; ctxaudit/fixes/gr_v6_*.py):
     #   GR-V6-CLIENT-ERROR-COMPACTS: `if 400 <= status < 500 and status != 429:`
     #     -> `if status in (400, 413):`
-    #   GR-V6-STATUS-IGNORED-FOR-KEYWORDS: `if not is_context_error and not
-    #     _is_transport_failure(e):` -> `if not is_context_error and not
-    #     _is_transport_failure(e) and getattr(e, "response", None) is None:` (the keyword
-    #     sniff only for errors that carry no HTTP status).
+    #   GR-V6-STATUS-IGNORED-FOR-KEYWORDS: `kw in err_msg` -> `kw in err_msg and
+    #     getattr(e, "response", None) is None` (the keyword sniff only for errors that
+    #     carry no HTTP status).
     Finding(
         id="GR-V6-CLIENT-ERROR-COMPACTS",
         target="gitreins",
@@ -299,11 +298,10 @@ FINDINGS: list[Finding] = [
         scope="failure",
         repro="tests/gitreins/test_findings.py::test_gr_v6_status_ignored_for_keywords",
     ),
-    # B6. Minimal fix (engine/eval_cap.py, _parse_tokens, 0.17.1 line 269): compute in
-    # Decimal and refuse a value that is not whole: `value = Decimal(m.group(1)) * scale;
-    # if value != value.to_integral_value(): raise ValueError(...)`, and have
-    # eval_cap_from_config / parse_eval_cap re-raise it naming the key (max_input_tokens,
-    # max_output_tokens, cap, GITREINS_MAX_*_TOKENS). Decimal also fixes GR-B6-FLOAT-TRUNCATION.
+    # B6. Minimal fix (ctxaudit/fixes/gr_b6_fractional_tokens.py): engine/eval_cap.py's
+    # _parse_tokens (0.17.1 line 259) and _parse_slash_tokens check the value in Decimal and
+    # raise ValueError naming a `key` argument, which each caller passes (max_input_tokens,
+    # max_output_tokens, GITREINS_MAX_*_TOKENS, cap).
     Finding(
         id="GR-B6-FRACTIONAL-TOKENS",
         target="gitreins",
