@@ -163,7 +163,10 @@ def _caps_child(root: str, sections: list[dict[str, Any]]) -> list[dict[str, Any
             (Path(tmp) / ".gitreins").mkdir()
             section = dict(section)
             env = section.pop("env", {})  # GITREINS_MAX_* overrides, set for this case only
-            (Path(tmp) / ".gitreins" / "config.yaml").write_text(json.dumps({"evaluator": section}))
+            # the config file's other sections (``defaults:``, ``guards:``), when the case has them
+            others = section.pop("file", {})
+            config = {**others, "evaluator": section}
+            (Path(tmp) / ".gitreins" / "config.yaml").write_text(json.dumps(config))
             os.environ.update(env)
             try:
                 cap = mods.evaluator.AgenticEvaluator(ScriptedLLM(), workdir=tmp).eval_cap

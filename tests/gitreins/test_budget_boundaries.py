@@ -81,3 +81,18 @@ def test_b4_time_boundary_is_exact(gitreins: GitreinsModules, offset: float) -> 
         check_report("B4", target.record_llm_call(1, 1), expected)
         model, expected = model.tool_call(elapsed=elapsed)
         check_report("B4", target.record_tool_call(), expected)
+
+
+@pytest.mark.properties("B4")
+@pytest.mark.parametrize("elapsed", [0.5, 1.0, 2.0])
+def test_b4_smallest_time_cap(gitreins: GitreinsModules, elapsed: float) -> None:
+    """B4 with the smallest whole-second cap: ``max_seconds = 1`` is a cap (> 0) like any
+    other, reached at 1 s elapsed. A check that treated caps up to 1 as no cap passes
+    every cap of 10 above."""
+    caps = Caps(max_seconds=1.0)
+    model = Budget(caps).start()
+    target: Any = gitreins.eval_cap.EvalCap(**caps.model_dump())
+    with clock_at(T0):
+        target.start()
+    with clock_at(T0 + elapsed):
+        check_report("B4", target.check(), model.hard_caps(elapsed))
