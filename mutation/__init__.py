@@ -273,8 +273,10 @@ def run(
             "total": elapsed,
         },
     }
-    if not os.environ.get("CTXAUDIT_KEEP_WORK"):
-        shutil.rmtree(work, ignore_errors=True)
+    # the results stay in the work folder until the reports are written: a report that
+    # cannot be written leaves them there (with the worker's results.jsonl)
+    if work.exists():
+        (work / "result-doc.json").write_text(json.dumps(doc) + "\n")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if shard is not None:
@@ -283,10 +285,13 @@ def run(
         res = _result(_finish(doc, [doc]), None, None)
         res.shard = (i, n)
         res.shard_file = path
-        return res
-    final = _finish(doc, [doc])
-    js, md = report.write_reports(final, out_dir)
-    return _result(final, js, md)
+    else:
+        final = _finish(doc, [doc])
+        js, md = report.write_reports(final, out_dir)
+        res = _result(final, js, md)
+    if not os.environ.get("CTXAUDIT_KEEP_WORK"):
+        shutil.rmtree(work, ignore_errors=True)
+    return res
 
 
 def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
