@@ -32,7 +32,7 @@ class Reply:
 
     ``chunks``: the answer's text in pieces (streamed one per SSE event when
     the caller asked to stream; joined otherwise). ``delay``: seconds to wait
-    before each chunk, so a client can interrupt in the middle. ``status``:
+    between two chunks, so a client can interrupt in the middle. ``status``:
     an HTTP error status instead of an answer (``error`` is its message).
     """
 
@@ -165,8 +165,8 @@ def _handler(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
             try:
                 first = {**base, "choices": [_delta({"role": "assistant", "content": ""})]}
                 self._event(first)
-                for chunk in reply.chunks:
-                    if reply.delay:
+                for number, chunk in enumerate(reply.chunks):
+                    if reply.delay and number:
                         time.sleep(reply.delay)
                     self._event({**base, "choices": [_delta({"content": chunk})]})
                 last = {**base, "choices": [_delta({}, finish="stop")]}

@@ -21,8 +21,21 @@ from dataclasses import dataclass
 
 from model import settlement as model
 
-#: a region: the request's plan, the conversation's turns before it, how it ends
-Region = Callable[[model.Plan, Sequence[model.Turn], model.Ending], bool]
+
+@dataclass(frozen=True)
+class Situation:
+    """What a region reads: one request as the model sees it before it is sent."""
+
+    plan: model.Plan
+    #: the conversation's turns before the request
+    turns: Sequence[model.Turn]
+    ending: model.Ending
+    #: who wrote each of those turns, per the model (S1)
+    writers: Sequence[model.Writer | None]
+
+
+#: a region: a predicate over the request's situation
+Region = Callable[[Situation], bool]
 
 #: main's head in the repository copy of 2026-08-21
 MAIN = "cd1a0484"
@@ -60,56 +73,50 @@ class Finding:
 
 
 def _compacted_on(*paths: str) -> Region:
-    def region(plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending) -> bool:
-        return plan.compacted and plan.request.path in paths
+    def region(s: Situation) -> bool:
+        return s.plan.compacted and s.plan.request.path in paths
 
     return region
 
 
-def _buffer_before_marker(
-    plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending
-) -> bool:
+def _buffer_before_marker(s: Situation) -> bool:
     """Compacted, and a stored marker has turns it does not cover stored before it."""
-    if not plan.compacted:
+    if not s.plan.compacted:
         return False
-    for number, turn in enumerate(turns, 1):
+    for number, turn in enumerate(s.turns, 1):
         marker = turn.marker
         if marker is not None and int(marker["last_turn"]) < number - 1:
             return True
     return False
 
 
-def _uncovered_turn_not_a_pair(
-    plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending
-) -> bool:
+def _uncovered_turn_not_a_pair(s: Situation) -> bool:
     """Compacted, and a turn no marker covers is not one user and one assistant message."""
-    if not plan.compacted:
+    if not s.plan.compacted:
         return False
-    covered = max((int(t.marker["last_turn"]) for t in turns if t.marker), default=0)
-    return any(len(turn.exchange) != 2 for turn in turns[covered:])
+    covered = max((int(t.marker["last_turn"]) for t in s.turns if t.marker), default=0)
+    return any(len(turn.exchange) != 2 for turn in s.turns[covered:])
 
 
-def _unstored_compacted(
-    plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending
-) -> bool:
-    return plan.compacted and not plan.request.store
+def _unstored_compacted(s: Situation) -> bool:
+    return s.plan.compacted and not s.plan.request.store
 
 
-def _hung_up(plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending) -> bool:
-    return isinstance(ending, model.Cancelled)
+def _hung_up(s: Situation) -> bool:
+    return isinstance(s.ending, model.Cancelled)
 
 
-def _after_blocked_turn(
-    plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending
-) -> bool:
-    """Not compacted, on a conversation that holds a blocked turn (a stored refusal)."""
-    return not plan.compacted and any(
-        "refusal" in content for turn in turns for content in turn.exchange
-    )
+def _after_owner_turn(s: Situation) -> bool:
+    """Not compacted, on a conversation holding a turn the owner wrote (not the server)."""
+    return not s.plan.compacted and "owner" in s.writers
 
 
-def _unstored(plan: model.Plan, turns: Sequence[model.Turn], ending: model.Ending) -> bool:
-    return not plan.request.store
+def _continued_compacted(s: Situation) -> bool:
+    return s.plan.compacted and s.plan.request.previous_response_id is not None
+
+
+def _unstored(s: Situation) -> bool:
+    return not s.plan.request.store
 
 
 FINDINGS: tuple[Finding, ...] = (
@@ -212,16 +219,30 @@ FINDINGS += (
 
 FINDINGS += (
     Finding(
-        id="LS-BLOCKED-TURN-NOT-REPLAYED",
+        id="LS-OWNER-TURN-NOT-REPLAYED",
         prop="C1",
         summary=(
-            "a blocked /v1/responses turn is stored in the conversation (input and refusal) "
-            "but never sent to the LLM again: the next request that is not compacted hands "
-            "OGX the conversation, and OGX replays the chat messages it stored itself, "
-            "which do not include turns written through its Conversations API"
+            "a turn lightspeed-stack writes itself (a blocked /v1/responses turn, one that "
+            "continued from previous_response_id) is in the conversation but never sent to "
+            "the LLM again: the next request that is not compacted hands OGX the "
+            "conversation, and OGX replays the chat messages it stored itself, which leave "
+            "out items written through its Conversations API"
         ),
-        region="not compacted, on a conversation holding a blocked turn",
-        in_region=_after_blocked_turn,
+        region="not compacted, on a conversation holding a turn the owner wrote",
+        in_region=_after_owner_turn,
+        registered=frozenset({MAIN}),
+    ),
+    Finding(
+        id="LS-CONTINUATION-NOT-COMPACTED",
+        prop="C1",
+        summary=(
+            "/v1/responses never compacts a request that continues from previous_response_id "
+            "(only requests naming a conversation are eligible): the whole response chain "
+            "goes to the LLM however far over the threshold, and the turn is stored without "
+            "the summary marker the model expects"
+        ),
+        region="responses paths, previous_response_id, compacted",
+        in_region=_continued_compacted,
         registered=frozenset({MAIN}),
     ),
 )

@@ -64,10 +64,17 @@ def hang_up(state: LightspeedMachine) -> None:
 
 
 def blocked_then_asked(state: LightspeedMachine) -> None:
-    """A blocked /v1/responses request, then a short one: it should see the blocked turn."""
+    """A blocked /v1/responses request (the owner writes it), then a short one."""
     conv = state.first_conversation()
     state.request(conv=conv, path="responses", send=Send(ending="blocked"))
     state.request(conv=conv, path="responses", send=Send())
+
+
+def continued_over_limit(state: LightspeedMachine) -> None:
+    """Two short turns, then a continuation from the last response one token over the limit."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses", send=Send())
+    state.request(conv=conv, path="responses", send=Send(size="over_limit", previous=True))
 
 
 PROGRAMS: dict[str, Program] = {
@@ -78,7 +85,8 @@ PROGRAMS: dict[str, Program] = {
     "LS-UNSTORED-NOT-COMPACTED": unstored_not_compacted,
     "LS-UNSTORED-STORED": unstored_stored,
     "LS-HANGUP-TURN-LOST": hang_up,
-    "LS-BLOCKED-TURN-NOT-REPLAYED": blocked_then_asked,
+    "LS-OWNER-TURN-NOT-REPLAYED": blocked_then_asked,
+    "LS-CONTINUATION-NOT-COMPACTED": continued_over_limit,
 }
 
 

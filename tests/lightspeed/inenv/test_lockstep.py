@@ -33,7 +33,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 
 from ctxaudit.targets.lightspeed import harness
 from ctxaudit.targets.lightspeed.fake_llm import Reply
-from ctxaudit.targets.lightspeed.findings import Finding
+from ctxaudit.targets.lightspeed.findings import Finding, Situation
 from ctxaudit.targets.lightspeed.harness import INSTRUCTIONS
 from ctxaudit.targets.lightspeed.wire import ItemView, Response, message_view
 from model import settlement as model
@@ -55,9 +55,10 @@ SHIELDED = ("responses", "responses_stream")
 #: markup that could inject tool calls), so no shield has to be configured
 BLOCKED_WORD = " <system>"
 INTERRUPT = "/v1/streaming_query/interrupt"
-#: seconds the fake LLM waits before each chunk of a stream the client stops:
-#: the interrupt (or the hang-up) lands well before the next chunk
-STOP_DELAY = 0.4
+#: seconds the fake LLM waits between the chunks of a stream the client stops
+#: after the first: the interrupt (or the hang-up) is handled in the app's own
+#: event loop the moment the client reads that chunk, well before the next one
+STOP_DELAY = 0.15
 ENDPOINT = {
     "query": "/v1/query",
     "streaming_query": "/v1/streaming_query",
@@ -134,7 +135,10 @@ class Send:
     ``streaming_query``, where the tree has the endpoint); ``hang_up``: after
     the first chunk the client closes the connection. ``blocked``, on
     ``responses`` paths, where the tree checks input: the input carries
-    markup the tree refuses, and its refusal is the answer.
+    markup the tree refuses, and its refusal is the answer. ``previous``, on
+    ``responses`` paths: the request continues from the conversation's last
+    response (``previous_response_id`` instead of ``conversation``), when the
+    last request was a stored, completed ``responses`` one.
     """
 
     size: str = "short"
@@ -142,6 +146,7 @@ class Send:
     store: bool = True
     chunks: int = 2
     ending: str = "completed"
+    previous: bool = False
 
 
 sends = st.builds(
@@ -150,7 +155,8 @@ sends = st.builds(
     form=st.sampled_from(["text", "items"]),
     store=st.sampled_from([True, True, True, False]),
     chunks=st.integers(1, 3),
-    ending=st.sampled_from(["completed", "completed", "interrupt", "hang_up", "blocked"]),
+    ending=st.sampled_from(["completed"] * 3 + ["interrupt", "hang_up", "blocked"]),
+    previous=st.sampled_from([False, False, True]),
 )
 
 
@@ -165,6 +171,10 @@ class LightspeedMachine(RuleBasedStateMachine):
         self.numbers = itertools.count(1)
         self.convs: dict[str, tuple[model.Turn, ...]] = {}
         self.ids: dict[str, str] = {}
+        #: each conversation's last response id, when a continuation can name it
+        self.last_response: dict[str, str | None] = {}
+        #: who wrote each turn of each conversation, per the model
+        self.writers: dict[str, tuple[model.Writer | None, ...]] = {}
         self.calls_seen = len(self.ls.llm.calls)
 
     # -- conversations -------------------------------------------------------------
@@ -217,9 +227,10 @@ class LightspeedMachine(RuleBasedStateMachine):
         tag = f"q{next(self.numbers)}"
         store = send.store if path.startswith("responses") else True
         value = self._input(tag, send, path, self._padding(conv, tag, send, path))
+        previous = self.last_response.get(conv) if send.previous and path in SHIELDED else None
         plan = model.plan(
             self.convs,
-            model.Request(conv, value, path, store),
+            model.Request(conv, value, path, store, previous_response_id=previous),
             PARAMS,  # type: ignore[arg-type]
         )
         kind = self._ending(path, send)
@@ -234,21 +245,28 @@ class LightspeedMachine(RuleBasedStateMachine):
             ending = model.Cancelled(chunks[:1])
         elif kind == "blocked":
             ending = model.Blocked(self.ls.refusal)
-        left_out = [f.id for f in self.excluded if f.in_region(plan, self.convs[conv], ending)]
+        situation = Situation(plan, self.convs[conv], ending, self.writers.get(conv, ()))
+        left_out = [f.id for f in self.excluded if f.in_region(situation)]
         if left_out:  # a known finding's region: not sent, the model does not move
             note_event(f"left out ({', '.join(left_out)})")
             return
         service.SCRIPTS[tag] = Reply(chunks, delay=STOP_DELAY if stop else 0.0)
-        response = self._send(conv, path, value, store, stop)
+        response = self._send(conv, path, value, store, stop, previous)
         note_event(f"{path} compacted={plan.compacted} store={store} {kind or 'completed'}")
 
         answer = self.ls.refusal if kind == "blocked" else "".join(chunks)
         how = "compacted" if plan.compacted else "not compacted"
         program = f"{path} {tag} ({how}{', ' + kind if kind else ''})"
+        if previous:
+            program += f" continuing from {previous}"
         if conv not in self.ids and response.conversation:
             self.ids[conv] = response.conversation
+        completed_store = store and not kind and path in SHIELDED and response.status == 200
+        self.last_response[conv] = response.response_id if completed_store else None
         sent_before = self.convs[conv]
         self.convs, outcome = model.settle(self.convs, plan, ending)
+        if outcome.stored is not None:
+            self.writers[conv] = (*self.writers.get(conv, ()), outcome.writer)
         # S6 first: what is kept
         problems = [self._conversation_problem(conv, program, sent_before, outcome)]
         if stop == "interrupt" and response.interrupt_status != 200:
@@ -285,15 +303,24 @@ class LightspeedMachine(RuleBasedStateMachine):
         return send.ending
 
     def _send(
-        self, conv: str, path: str, value: str | tuple[Any, ...], store: bool, stop: str | None
+        self,
+        conv: str,
+        path: str,
+        value: str | tuple[Any, ...],
+        store: bool,
+        stop: str | None,
+        previous: str | None,
     ) -> Response:
-        cid = self.ids.get(conv)
+        cid = None if previous else self.ids.get(conv)
         if path == "query":
             assert isinstance(value, str)
             return self.ls.query(value, cid)
         if path == "responses":
             return self.ls.responses(
-                value if isinstance(value, str) else list(value), cid, store=store
+                value if isinstance(value, str) else list(value),
+                cid,
+                store=store,
+                previous_response_id=previous,
             )
         if path == "streaming_query":
             payload: dict[str, Any] = {"query": value, "generate_topic_summary": False}
@@ -311,6 +338,8 @@ class LightspeedMachine(RuleBasedStateMachine):
         }
         if cid:
             payload["conversation"] = cid
+        if previous:
+            payload["previous_response_id"] = previous
         return self.ls.stream(ENDPOINT[path], payload, stop_after=1 if stop else None)
 
     # -- comparisons -------------------------------------------------------------------
