@@ -203,9 +203,10 @@ class FailureOutput:
             report.longrepr = text
             # pytest's "Captured log" section stays (the failing example's log only),
             # cut to its last lines
-            report.sections = [
+            sections = [
                 _cut_log(name, _without_slow_shrink_warning(body)) for name, body in report.sections
             ]
+            report.sections = [(name, body) for name, body in sections if body.strip()]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = os.environ.get("CTXAUDIT_FAILURE_STATS")
@@ -255,7 +256,7 @@ def _cut_log(name: str, body: str) -> tuple[str, str]:
     if len(lines) <= MAX_LOG_LINES:
         return name, body
     kept = lines[-MAX_LOG_LINES:]
-    head = f"({len(lines) - MAX_LOG_LINES} earlier lines of this example left out)"
+    head = f"({len(lines) - MAX_LOG_LINES} earlier lines left out)"
     return name, "\n".join([head, *kept])
 
 
@@ -278,13 +279,12 @@ def short_report(
     if len(leaves) > 1:
         # Hypothesis found several distinct failures: the first in full, the others
         # by their message, place and replay command
-        out[:0] = [f"── failure 1 of {len(leaves)} " + "─" * 40]
         for n, exc in enumerate(leaves[1:], start=2):
             full = _one_failure(item, exc, config)
-            out.append(f"── failure {n} of {len(leaves)} " + "─" * 40)
+            out.append(f"── failure {n} of {len(leaves)} (Hypothesis found more than one) ──")
             out.append(full[0].splitlines()[0])
             out.extend(ln for ln in full if ln.startswith("at  "))
-            out.extend(ln for ln in full if "--replay=" in ln)
+            out.extend("replay:" + ln[3:] for ln in full if "--replay=" in ln)
     return "\n".join(out)
 
 
