@@ -5,6 +5,7 @@ Select with ``--hypothesis-profile=NAME`` (pytest) or ``CTXAUDIT_PROFILE``.
 - ``ci``        (default) the gate in CI and for developers: derandomized, so
                 a given commit always runs the same examples; no example
                 database, so the verdict does not depend on local state.
+                Shrinking stops after 20 s (SHRINK_SECONDS), outside the audit.
 - ``mutation``  what runs against each mutant: derandomized and small, so a
                 mutant's verdict does not depend on luck or on the order in
                 which mutants ran.
@@ -52,7 +53,9 @@ DEFAULT = "ci"
 #: seconds a profile may spend shrinking one failure (Hypothesis's own bound is 300 s).
 #: The gate's profile answers within 30 s on the shared 2-core machine
 #: (reports/failure-benchmark.md); a failure whose shrinking was cut short says that
-#: its example may not be minimal (ctxaudit/failure_output.py).
+#: its example may not be minimal (ctxaudit/failure_output.py). The audit
+#: (``CTXAUDIT_RESULTS`` set) keeps Hypothesis's bound: its findings are the
+#: examples shrunk as far as they go, whatever the profile.
 SHRINK_SECONDS: dict[str, int] = {"ci": 20, "dev": 20}
 
 
@@ -80,4 +83,5 @@ def bound_shrinking(name: str) -> None:
     constant as the one to monkeypatch)."""
     from hypothesis.internal.conjecture import engine
 
-    engine.MAX_SHRINKING_SECONDS = SHRINK_SECONDS.get(name, 300)
+    audit = bool(os.environ.get("CTXAUDIT_RESULTS"))
+    engine.MAX_SHRINKING_SECONDS = 300 if audit else SHRINK_SECONDS.get(name, 300)
