@@ -586,3 +586,17 @@ def _diff(conv: str, stored: list[Any], expected: list[Any]) -> str:
 
 
 TestSettlement = SettlementMachine.TestCase
+
+
+def test_s6_message_shows_both_conversations_and_marks_the_first_difference() -> None:
+    expected = [(1, "input", "q1"), (1, "output", "q1a"), (2, "input", "q2")]
+    stored = [(1, "input", "q1"), (1, "output", "q1a"), (1, "output", "q1a"), (2, "input", "q2")]
+    lines = _diff("c1", stored, expected).splitlines()
+    assert lines[0] == (
+        "S6: conversation c1 differs from the model at item 2: the model expects 3 item(s), "
+        "the ledger holds 4"
+    )
+    assert "model (expected)" in lines[1] and "ledger (holds)" in lines[1]
+    first = [ln for ln in lines if ln.lstrip().startswith(">>")]
+    assert len(first) == 1 and "t2 input 'q2'" in first[0] and "t1 output 'q1a'" in first[0]
+    assert [ln.split()[1] for ln in lines if ln.lstrip().startswith("!=")] == ["3"]
