@@ -32,6 +32,8 @@ class Situation:
     ending: model.Ending
     #: who wrote each of those turns, per the model (S1)
     writers: Sequence[model.Writer | None]
+    #: the conversation store refuses the tree's writes during the request (S7)
+    write_fails: bool = False
 
 
 #: a region: a predicate over the request's situation
@@ -113,6 +115,15 @@ def _after_owner_turn(s: Situation) -> bool:
 
 def _continued_compacted(s: Situation) -> bool:
     return s.plan.compacted and s.plan.request.previous_response_id is not None
+
+
+def _failed_write_on_stream(s: Situation) -> bool:
+    """A streamed /v1/responses whose write fails, compacted or blocked."""
+    return (
+        s.write_fails
+        and s.plan.request.path == "responses_stream"
+        and (s.plan.compacted or isinstance(s.ending, model.Blocked))
+    )
 
 
 def _unstored(s: Situation) -> bool:
@@ -243,6 +254,22 @@ FINDINGS += (
         ),
         region="responses paths, previous_response_id, compacted",
         in_region=_continued_compacted,
+        registered=frozenset({MAIN}),
+    ),
+)
+
+FINDINGS += (
+    Finding(
+        id="LS-FAILED-WRITE-FAILS-STREAM",
+        prop="S7",
+        summary=(
+            "a streamed /v1/responses request whose write fails answers HTTP 500 instead of "
+            "a stream that ends normally: a compacted request writes its summary marker "
+            "before the stream starts, and a blocked one its refusal turn, and either "
+            "failure escapes as an internal error"
+        ),
+        region="path responses_stream, the write fails, compacted or blocked",
+        in_region=_failed_write_on_stream,
         registered=frozenset({MAIN}),
     ),
 )

@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -246,6 +247,7 @@ class Service:
             getattr(holder, name) for name in dir(holder) if name.endswith("ClientHolder")
         )
         self.ogx = holder_class().get_client()
+        self._inject_write_faults()
         compaction = importlib.import_module("utils.conversation_compaction")
         self.sentinel: str = compaction.MARKER_SENTINEL
         notice = getattr(importlib.import_module("constants"), "INTERRUPTED_RESPONSE_MESSAGE", "")
@@ -263,6 +265,28 @@ class Service:
         self._count_items: Callable[[list[Any]], int] = estimator.estimate_conversation_tokens
         self.boot_seconds = time.monotonic() - started
         return self
+
+    def _inject_write_faults(self) -> None:
+        """Let a test make the tree's own conversation writes fail (S7).
+
+        The tree writes the turns the server does not store through the OGX
+        client's public ``conversations.items.create``; while
+        :attr:`writes_fail` is set, each such call fails as a locked SQLite
+        store would. OGX's own writes (a turn it stores itself) do not pass
+        through the client and are never failed.
+        """
+        self.writes_fail = False
+        self.failed_writes = 0
+        items = self.ogx.conversations.items
+        create = items.create
+
+        async def create_or_fail(*args: Any, **kwargs: Any) -> Any:
+            if self.writes_fail:
+                self.failed_writes += 1
+                raise sqlite3.OperationalError("database is locked (ctxaudit: injected)")
+            return await create(*args, **kwargs)
+
+        items.create = create_or_fail
 
     def stop(self) -> None:
         if self._lifespan is not None:

@@ -77,6 +77,12 @@ def continued_over_limit(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="responses", send=Send(size="over_limit", previous=True))
 
 
+def stream_write_fails(state: LightspeedMachine) -> None:
+    """A blocked streamed /v1/responses request while the conversation store refuses writes."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses_stream", send=Send(ending="blocked", write_fails=True))
+
+
 PROGRAMS: dict[str, Program] = {
     "LS-QUERY-COMPACTED-FAILS": query_compacted,
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
@@ -87,6 +93,7 @@ PROGRAMS: dict[str, Program] = {
     "LS-HANGUP-TURN-LOST": hang_up,
     "LS-OWNER-TURN-NOT-REPLAYED": blocked_then_asked,
     "LS-CONTINUATION-NOT-COMPACTED": continued_over_limit,
+    "LS-FAILED-WRITE-FAILS-STREAM": stream_write_fails,
 }
 
 

@@ -138,7 +138,9 @@ class Send:
     markup the tree refuses, and its refusal is the answer. ``previous``, on
     ``responses`` paths: the request continues from the conversation's last
     response (``previous_response_id`` instead of ``conversation``), when the
-    last request was a stored, completed ``responses`` one.
+    last request was a stored, completed ``responses`` one. ``write_fails``:
+    when the model says the owner writes the turn, the conversation store
+    refuses the tree's writes during the request (S7).
     """
 
     size: str = "short"
@@ -147,6 +149,7 @@ class Send:
     chunks: int = 2
     ending: str = "completed"
     previous: bool = False
+    write_fails: bool = False
 
 
 sends = st.builds(
@@ -157,6 +160,7 @@ sends = st.builds(
     chunks=st.integers(1, 3),
     ending=st.sampled_from(["completed"] * 3 + ["interrupt", "hang_up", "blocked"]),
     previous=st.sampled_from([False, False, True]),
+    write_fails=st.sampled_from([False] * 5 + [True]),
 )
 
 
@@ -245,13 +249,20 @@ class LightspeedMachine(RuleBasedStateMachine):
             ending = model.Cancelled(chunks[:1])
         elif kind == "blocked":
             ending = model.Blocked(self.ls.refusal)
-        situation = Situation(plan, self.convs[conv], ending, self.writers.get(conv, ()))
+        write_fails = send.write_fails and model.writer(plan, ending) == "owner"
+        situation = Situation(
+            plan, self.convs[conv], ending, self.writers.get(conv, ()), write_fails
+        )
         left_out = [f.id for f in self.excluded if f.in_region(situation)]
         if left_out:  # a known finding's region: not sent, the model does not move
             note_event(f"left out ({', '.join(left_out)})")
             return
         service.SCRIPTS[tag] = Reply(chunks, delay=STOP_DELAY if stop else 0.0)
-        response = self._send(conv, path, value, store, stop, previous)
+        self.ls.writes_fail = write_fails
+        try:
+            response = self._send(conv, path, value, store, stop, previous)
+        finally:
+            self.ls.writes_fail = False
         note_event(f"{path} compacted={plan.compacted} store={store} {kind or 'completed'}")
 
         answer = self.ls.refusal if kind == "blocked" else "".join(chunks)
@@ -259,22 +270,30 @@ class LightspeedMachine(RuleBasedStateMachine):
         program = f"{path} {tag} ({how}{', ' + kind if kind else ''})"
         if previous:
             program += f" continuing from {previous}"
+        if write_fails:
+            program += ", its write failing"
         if conv not in self.ids and response.conversation:
             self.ids[conv] = response.conversation
         completed_store = store and not kind and path in SHIELDED and response.status == 200
         self.last_response[conv] = response.response_id if completed_store else None
         sent_before = self.convs[conv]
-        self.convs, outcome = model.settle(self.convs, plan, ending)
+        self.convs, outcome = model.settle(self.convs, plan, ending, write_fails=write_fails)
         if outcome.stored is not None:
             self.writers[conv] = (*self.writers.get(conv, ()), outcome.writer)
         # S6 first: what is kept
         problems = [self._conversation_problem(conv, program, sent_before, outcome)]
-        if stop == "interrupt" and response.interrupt_status != 200:
+        if write_fails:  # S7: how the request ends when its write fails
+            problems.append(self._failed_write_problem(program, path, response, outcome))
+        if write_fails:
+            pass  # the answer is S7's to judge
+        elif stop == "interrupt" and response.interrupt_status != 200:
             problems.append(
                 f"harness: {program}: the interrupt of the running stream got HTTP "
                 f"{response.interrupt_status}, so the stream was not interrupted"
             )
-        if stop and (response.status != 200 or response.error):
+        if write_fails:
+            pass
+        elif stop and (response.status != 200 or response.error):
             problems.append(
                 f"S9: {program}: expected HTTP 200 and a stream that ends normally, got HTTP "
                 f"{response.status} error {response.error or response.body!r}"
@@ -285,7 +304,10 @@ class LightspeedMachine(RuleBasedStateMachine):
                 f"{response.status} answer {response.answer!r} "
                 f"error {response.error or response.body!r}"
             )
-        problems.append(self._llm_input_problem(tag, plan, sent_before, program, kind))
+        if not write_fails:  # S7 does not say whether inference runs before the write fails
+            problems.append(self._llm_input_problem(tag, plan, sent_before, program, kind))
+        else:
+            self.calls_seen = len(self.ls.llm.calls)
         found = [p for p in problems if p]
         if found:  # raised as is: one paragraph per property, no assertion rewriting
             raise AssertionError("\n\n".join(found))
@@ -379,6 +401,23 @@ class LightspeedMachine(RuleBasedStateMachine):
             expected,
         )
 
+    def _failed_write_problem(
+        self, program: str, path: str, response: Response, outcome: model.Outcome
+    ) -> str | None:
+        """S7: a failed write fails a blocking request; a stream ends normally."""
+        failed = response.status != 200 or bool(response.error)
+        if outcome.request_fails and not failed:
+            return (
+                f"S7: {program}: the write failed, so the request must fail; "
+                f"it answered HTTP {response.status} {response.answer!r}"
+            )
+        if not outcome.request_fails and failed:
+            return (
+                f"S7: {program}: the write failed on a stream, which must end normally; "
+                f"got HTTP {response.status} error {response.error or response.body!r}"
+            )
+        return None
+
     def _conversation_problem(
         self, conv: str, program: str, before: tuple[model.Turn, ...], outcome: model.Outcome
     ) -> str | None:
@@ -389,6 +428,8 @@ class LightspeedMachine(RuleBasedStateMachine):
         if got == expected:
             return None
         props = f"{shown_by(got, expected, before, outcome)}S6"
+        if "failing" in program:  # part of a turn whose write failed
+            props = f"S7/{props}"
         return side_by_side(
             f"{props}: after {program}: conversation {conv} differs from the model",
             "OGX holds",
