@@ -375,6 +375,40 @@ def run_fix_audit(
     fix_audit(report, root, run, SUITES[target.kind], PROPERTIES[target.kind], out, ticker)
 
 
+def run_attribute(
+    spec: str, fix_id: str, test: str, blob: str | None, profile: str, seed: int | None
+) -> int:
+    """``ctxaudit attribute``: rerun one attribution of the fix audit (the regions left
+    out are ``CTXAUDIT_FINDINGS``, as the report's command sets them). Exit 0 when the
+    fix explains the failure, 1 when not, 2 on bad usage."""
+    from ctxaudit import fixes as fixlib
+    from ctxaudit.fixaudit import attribute
+
+    try:
+        (target,) = [t for t in parse_target(spec, None) if t.kind == "gitreins"]
+    except (TargetError, ValueError):
+        print(f"ctxaudit: attribute needs one gitreins version, got {spec!r}", file=sys.stderr)
+        return 2
+    fix = fixlib.load_all().get(fix_id)
+    if fix is None:
+        print(f"ctxaudit: no fix for {fix_id!r} in ctxaudit/fixes", file=sys.stderr)
+        return 2
+    env = {"CTXAUDIT_FINDINGS": os.environ.get("CTXAUDIT_FINDINGS", "none")}
+
+    def run(
+        tree: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]
+    ) -> list[dict[str, Any]]:
+        env = {**env, "CTXAUDIT_REPLAY": json.dumps(replays)}
+        env["PYTEST_ADDOPTS"] = "-p ctxaudit.replay"
+        copy = Target(target.kind, tree, target.version, target.repo)
+        return _pytest(copy, paths, profile, seed, env)[1]
+
+    root = resolve(target.spec).root
+    text, explained = attribute(root, target.version, fix, test, blob, run, env)
+    print(text)
+    return 0 if explained else 1
+
+
 def write_reports(report: TargetReport, out_root: Path) -> Path:
     out = out_root / f"{report.target}-{report.version}"
     out.mkdir(parents=True, exist_ok=True)

@@ -98,6 +98,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="with mutation, also run the same gitreins mutants against gitreins' own tests "
         "(from its sdist) and report both scores side by side; never gated (default: on)",
     )
+    attribute = sub.add_parser(
+        "attribute",
+        help="rerun one attribution of the fix audit: replay a failure's example on an "
+        "unfixed copy of a gitreins version and on the copy with one fix alone",
+    )
+    attribute.add_argument("test", metavar="NODEID", help="the failing test's pytest node id")
+    attribute.add_argument("--target", required=True, metavar="SPEC", help="gitreins==X")
+    attribute.add_argument("--fix", required=True, metavar="FINDING", help="the finding's id")
+    attribute.add_argument(
+        "--blob", help="the shrunk example (the b'...' of its @reproduce_failure); "
+        "without it the test is rerun"
+    )  # fmt: skip
+    attribute.add_argument("--profile", default="ci", choices=sorted(PROFILES))
+    attribute.add_argument("--seed", type=int)
     return parser
 
 
@@ -108,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--jobs must be at least 1")
     if not 0.0 < getattr(args, "other_sample", 1.0) <= 1.0:
         parser.error("--other-sample must be in (0, 1]")
+    if args.command == "attribute":
+        from ctxaudit import audit as _audit
+
+        return _audit.run_attribute(
+            args.target, args.fix, args.test, args.blob, args.profile, args.seed
+        )
     if args.command != "audit":
         parser.print_help()
         return 0 if args.command is None else 2

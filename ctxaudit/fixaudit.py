@@ -14,6 +14,19 @@ attribute each failure of the unfixed tree to the finding whose fix explains it.
 3. Each failure of the unfixed tree is replayed (its shrunk example, ``ctxaudit.replay``;
    a test without one is rerun) on each single-fix tree. The findings whose fix makes
    it pass own it; a failure no single fix explains stays new, and says so.
+
+A replay is only evidence when it is the same example and it fails without the fix:
+- each round of replays also runs on an unfixed copy of the tree (the *control*); a
+  failure whose replay does not fail there with the same message (a rerun that passes
+  alone, a failure that depended on the run it came from) is attributed to no fix, and
+  says why. Before the control, such a rerun passed on every single-fix tree and was
+  "explained" by fixes that touch nothing it runs;
+- a replay "passes" only when it drew every choice of the example as recorded
+  (``ctxaudit.replay.ran_through``): a state machine whose failing step now passes runs
+  out of data right after it, which counts; a replay that misaligned does not.
+
+Each attribution can be rerun alone: ``bin/ctxaudit attribute`` (:func:`attribute`)
+builds the unfixed and the single-fix copies and replays the example on both.
 """
 
 from __future__ import annotations
@@ -26,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import fixes as fixlib
-from ctxaudit.replay import parse_blob
-from ctxaudit.target_report import Finding, TargetReport, heading, judge
+from ctxaudit.replay import parse_blob, ran_through
+from ctxaudit.target_report import Finding, TargetReport, extract_findings, heading, judge
 
 Ticker = Callable[[str], None]
 # runs pytest: (tree spec, paths, env, replays {nodeid: [version, blob]}) -> tests
@@ -41,14 +54,21 @@ def _outcomes(tests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _explained(test: dict[str, Any] | None) -> bool:
-    """The replayed failure did not happen: the test passed, or Hypothesis says the
-    example now completes."""
-    if test is None:
+    """The replayed failure did not happen: the example ran to its end without failing,
+    drawn as recorded (``ctxaudit.replay.ran_through``)."""
+    return test is not None and ran_through(test)
+
+
+def _reproduced(test: dict[str, Any] | None, failure: Finding) -> bool:
+    """The replay failed with the failure's own message (the control, on the unfixed tree)."""
+    if test is None or test["outcome"] != "failed" or _explained(test):
         return False
-    if test["outcome"] == "passed":
-        return True
     text = test.get("longrepr", "")
-    return "DidNotReproduce" in text and "completed successfully" in text
+    if "DidNotReproduce" in text:
+        return False
+    return any(g.message == failure.message for g in extract_findings(test)) or (
+        bool(failure.message) and failure.message[:120] in text
+    )
 
 
 def _rounds(failures: list[Finding]) -> list[dict[str, tuple[int, list[str]]]]:
@@ -69,7 +89,15 @@ def _replay(
     run: Runner, tree: str, failures: list[Finding], env: dict[str, str], extra: list[str]
 ) -> tuple[list[bool], dict[str, dict[str, Any]]]:
     """Which failures pass on ``tree`` (each replayed once), and the outcomes of ``extra``."""
-    passed = [False] * len(failures)
+    got, extra_out = _replay_outcomes(run, tree, failures, env, extra)
+    return [_explained(t) for t in got], extra_out
+
+
+def _replay_outcomes(
+    run: Runner, tree: str, failures: list[Finding], env: dict[str, str], extra: list[str]
+) -> tuple[list[dict[str, Any] | None], dict[str, dict[str, Any]]]:
+    """Each failure's replayed test outcome on ``tree``, and the outcomes of ``extra``."""
+    passed: list[dict[str, Any] | None] = [None] * len(failures)
     extra_out: dict[str, dict[str, Any]] = {}
     rounds = _rounds(failures) or [{}]
     for n, r in enumerate(rounds):
@@ -79,7 +107,7 @@ def _replay(
         replays = {nodeid: blob for nodeid, (_, blob) in r.items() if blob}
         got = _outcomes(run(tree, paths, env, replays))
         for nodeid, (i, _) in r.items():
-            passed[i] = _explained(got.get(nodeid))
+            passed[i] = got.get(nodeid)
         if n == 0:
             extra_out = {p: got[p] for p in extra if p in got}
     return passed, extra_out
@@ -133,12 +161,18 @@ def fix_audit(
         failures = list(report.findings)
         owners: list[list[str]] = [[] for _ in failures]
         repro = {k["id"]: k["repro"] for k in affecting}
+        # the control: the same replays on an unfixed copy must fail as they did
+        control = fixlib.fixed_copy(root, Path(tmp) / "unfixed", version, []).root
+        if ticker and failures:
+            ticker("replays on the unfixed tree (control)")
+        replayed, _ = _replay_outcomes(run, str(control), failures, env, [])
+        reproduces = [_reproduced(t, f) for t, f in zip(replayed, failures, strict=True)]
         for n, (fid, tree) in enumerate(singles.items(), 1):
             if ticker:
                 ticker(f"fix {n}/{len(singles)} {fid}")
             passed, extra = _replay(run, str(tree), failures, env, [repro[fid]])
             for i, ok in enumerate(passed):
-                if ok:
+                if ok and reproduces[i]:
                     owners[i].append(fid)
             test = extra.get(repro[fid])
             row = rows[fid]
@@ -202,11 +236,18 @@ def fix_audit(
 
     # attribution of the unfixed tree's failures
     report.findings = []
-    for f, who in zip(failures, owners, strict=True):
+    for f, who, again in zip(failures, owners, reproduces, strict=True):
         f.owners = who
         if who:
             f.attribution = "explained by the fix of " + " and of ".join(who)
+            f.rerun = attribute_command(report, f, who[0])
             report.attributed.append(f)
+        elif not again:
+            f.attribution = (
+                "new: not attributed, its replay does not fail on an unfixed copy of the "
+                "tree (the control), so no fix can be judged by it"
+            )
+            report.findings.append(f)
         else:
             tried = ", ".join(singles) or "none applies"
             f.attribution = f"new: no single fix explains it (fixes tried: {tried})"
@@ -224,3 +265,60 @@ def fix_audit(
         "ok": not fixed.findings and "fails" not in fixed.verdicts.values(),
         "elapsed_s": round(time.monotonic() - started, 1),
     }
+
+
+def attribute_command(report: TargetReport, failure: Finding, fix: str) -> str:
+    """The command that reruns one attribution: the failure's example replayed on an
+    unfixed copy and on the copy with ``fix`` alone (``bin/ctxaudit attribute``)."""
+    affecting = ",".join(k["id"] for k in report.known if k["affects"]) or "none"
+    cmd = (
+        f"CTXAUDIT_FINDINGS={affecting} bin/ctxaudit attribute "
+        f"--target {report.target}=={report.version} --fix {fix} --profile {report.profile}"
+    )
+    if report.seed is not None:
+        cmd += f" --seed {report.seed}"
+    blob = parse_blob(failure.reproduction)
+    if blob:
+        cmd += f' --blob "{blob[1]}"'
+    return cmd + f" '{failure.test}'"
+
+
+def attribute(
+    root: Path,
+    version: str,
+    fix: fixlib.Fix,
+    test: str,
+    blob: str | None,
+    run: Runner,
+    env: dict[str, str],
+) -> tuple[str, bool]:
+    """One attribution, alone: replay ``test`` (its example ``blob``, or a plain rerun)
+    on an unfixed copy of the tree and on the copy with ``fix`` alone. Returns what
+    happened, in words, and whether the fix explains the failure (it fails without the
+    fix, and runs through with it)."""
+    import hypothesis
+
+    failure = Finding([], "", test, "")
+    replays = {test: [hypothesis.__version__, blob]} if blob else {}
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-attribute-") as tmp:
+        plain = fixlib.fixed_copy(root, Path(tmp) / "unfixed", version, [])
+        fixed = fixlib.fixed_copy(root, Path(tmp) / "fixed", version, [fix])
+        if fixed.failed:
+            return f"the fix does not apply: {fixed.failed[fix.finding]}", False
+        without = _outcomes(run(str(plain.root), [test], env, replays)).get(test)
+        with_fix = _outcomes(run(str(fixed.root), [test], env, replays)).get(test)
+    failed = without is not None and without["outcome"] == "failed" and not _explained(without)
+    if failed and without is not None:
+        failure.message = (extract_findings(without) or [failure])[0].message
+    passes = _explained(with_fix)
+    lines = [
+        "without the fix: " + (f"fails ({failure.message[:200]})" if failed else "does not fail"),
+        f"with {fix.finding}: " + ("runs through, no failure" if passes else "fails"),
+    ]
+    if with_fix is not None and not passes:
+        lines[-1] += f" ({(extract_findings(with_fix) or [failure])[0].message[:200]})"
+    explained = failed and passes
+    lines.append(
+        f"explained by the fix of {fix.finding}" if explained else "not explained by this fix"
+    )
+    return "\n".join(lines), explained

@@ -17,9 +17,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when != "call" and not (report.failed or report.skipped):
         return
     props: list[str] = []
+    replayed: dict[str, Any] | None = None
     for name, args in getattr(report, "user_properties", []):
         if name == "properties":
             props = list(args)
+        elif name == "replay":  # ctxaudit.replay: how the replay of a shrunk example went
+            replayed = dict(args)
     _results.append(
         {
             "nodeid": report.nodeid,
@@ -29,6 +32,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "duration": report.duration,
             "longrepr": str(report.longrepr) if report.failed else "",
         }
+        | ({"replay": replayed} if replayed is not None else {})
     )
 
 

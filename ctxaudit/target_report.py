@@ -25,6 +25,7 @@ class Finding:
     reproduction: str
     owners: list[str] = field(default_factory=list)  # findings whose fix alone makes it pass
     attribution: str = ""  # how the fix audit attributed it (empty: not attributed)
+    rerun: str = ""  # the command that reruns its attribution (bin/ctxaudit attribute)
 
 
 @dataclass

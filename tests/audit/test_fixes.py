@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ctxaudit import fixes as fixlib
-from ctxaudit.fixaudit import VERIFIED, fix_audit
+from ctxaudit.fixaudit import VERIFIED, attribute, fix_audit
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.replay import parse_blob
+from ctxaudit.replay import parse_blob, ran_through
 from ctxaudit.target_report import Finding, TargetReport
 
 BLOB = "You can reproduce this test case by temporarily adding @reproduce_failure('6.1', b'AXic') as a decorator"  # noqa: E501
@@ -147,3 +147,65 @@ def test_a_fix_that_does_not_make_the_property_hold(tmp_path: Path) -> None:
               tmp_path / "out", fixes={"X": useless})  # fmt: skip
     assert r.fixes[0]["status"] == "does not make the property hold"
     assert not r.attributed and len(r.findings) == 2  # nothing explained
+
+
+def test_a_failure_that_does_not_replay_without_the_fix_is_attributed_to_none(
+    tmp_path: Path,
+) -> None:
+    """The control: a failure whose replay passes on the unfixed tree too (it depended on
+    the run it came from) passes on every single-fix tree; no fix may own it."""
+    inner = fake_runner([])
+
+    def run(tree: str, paths: list[str], env: dict[str, str], replays: dict[str, Any]) -> Any:
+        out = inner(tree, paths, env, replays)
+        if "test_flaky" in paths:  # passes whenever it runs again
+            out.append({"nodeid": "test_flaky", "when": "call", "outcome": "passed",
+                        "properties": ["P"], "longrepr": ""})  # fmt: skip
+        return out
+
+    r = report(["X"])
+    r.findings.append(Finding(["P"], "P: test_flaky broke", "test_flaky", ""))
+    fix_audit(r, tree(tmp_path), run, ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out",
+              fixes={"X": FIX_X})  # fmt: skip
+    assert [f.test for f in r.attributed] == ["test_p"]
+    flaky = [f for f in r.findings if f.test == "test_flaky"]
+    assert flaky and flaky[0].owners == [] and "control" in flaky[0].attribution
+    assert "bin/ctxaudit attribute" in r.attributed[0].rerun and "--fix X" in r.attributed[0].rerun
+
+
+def replayed(outcome: str, longrepr: str, **rec: Any) -> dict[str, Any]:
+    return {"outcome": outcome, "longrepr": longrepr, "replay": rec}
+
+
+SHAPE = "DidNotReproduce: The shape of the test data has changed in some way"
+
+
+def test_a_replay_runs_through_only_as_recorded() -> None:
+    # a state machine whose failing step passes now runs out of data right after it
+    assert ran_through(replayed("failed", SHAPE, choices=9, drawn=9, misaligned_at=None))
+    # out of data before the example's end, or a draw that did not fit: another example
+    assert not ran_through(replayed("failed", SHAPE, choices=9, drawn=4, misaligned_at=None))
+    assert not ran_through(replayed("passed", "", choices=9, drawn=9, misaligned_at=3))
+    done = "DidNotReproduce: Expected the test to raise an error, but it completed successfully."
+    assert ran_through(replayed("failed", done, choices=9, drawn=9, misaligned_at=None))
+    assert not ran_through(replayed("failed", "AssertionError: V1: ...", choices=9, drawn=9))
+    assert ran_through({"outcome": "passed", "longrepr": ""})  # a rerun without an example
+
+
+def test_attribute_reruns_one_attribution(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    blob = "b'AXic'"
+    text, ok = attribute(root, "0.3", FIX_X, "test_p", blob, fake_runner([]), {})
+    assert ok and "without the fix: fails (P: test_p broke)" in text, text
+    useless = Fix("X", (Form("*", (Edit("engine/a.py", "C = 1\n", "C = 2\n"),)),))
+    text, ok = attribute(root, "0.3", useless, "test_p", blob, fake_runner([]), {})
+    assert not ok and "not explained" in text
+    text, ok = attribute(root, "0.3", NOT_APPLYING, "test_p", blob, fake_runner([]), {})
+    assert not ok and "does not apply" in text
+
+
+def test_attribute_command_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxaudit.audit import run_attribute
+
+    assert run_attribute("ledger", "GR-GAP-062", "t", None, "ci", None) == 2
+    assert "one gitreins version" in capsys.readouterr().err
