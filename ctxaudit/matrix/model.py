@@ -64,6 +64,29 @@ class NewFinding:
 
 
 @dataclass(frozen=True)
+class FixState:
+    """A known finding's fix on one version (``findings.json`` ``fixes``, the fix audit)."""
+
+    id: str
+    prop: str
+    status: str  # "fix verified", "not needed", "no fix", "does not apply", ...
+    detail: str
+    patch: str  # relative to the version's folder, "" when none was written
+
+
+@dataclass(frozen=True)
+class FixedTree:
+    """The fully fixed tree of one version (``findings.json`` ``fixed``)."""
+
+    applied: tuple[str, ...]
+    combined_patch: str  # relative to the version's folder, "" when no fix applied
+    failing: tuple[str, ...]  # properties that fail on it
+    remaining: int  # failures on it
+    ok: bool
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
 class KindScore:
     kind: str
     total: int
@@ -99,6 +122,11 @@ class VersionReport:
     known: list[KnownFinding]
     findings: list[NewFinding]
     mutation: MutationSummary | None = None
+    #: the fix audit: each known finding's fix, the failures attributed to known
+    #: findings (their count), the fully fixed tree; empty/0/None without one
+    fixes: list[FixState] = field(default_factory=list)
+    attributed: int = 0
+    fixed: FixedTree | None = None
 
     @property
     def label(self) -> str:
@@ -279,6 +307,29 @@ def load_version(path: Path) -> VersionReport:
         known=known,
         findings=findings,
     )
+    report.fixes = [
+        FixState(
+            id=_s(x, "id"),
+            prop=_s(x, "property"),
+            status=_s(x, "status"),
+            detail=_s(x, "detail"),
+            patch=_s(x, "patch"),
+        )
+        for x in data.get("fixes") or []
+        if isinstance(x, dict)
+    ]
+    report.attributed = len(data.get("attributed") or [])
+    fixed = data.get("fixed")
+    if isinstance(fixed, dict) and fixed:
+        verdicts_fixed = fixed.get("verdicts") or {}
+        report.fixed = FixedTree(
+            applied=tuple(str(a) for a in fixed.get("applied") or []),
+            combined_patch=_s(fixed, "combined_patch"),
+            failing=tuple(str(p) for p, v in verdicts_fixed.items() if v == FAILS),
+            remaining=len(fixed.get("findings") or []),
+            ok=bool(fixed.get("ok")),
+            elapsed_s=float(fixed.get("elapsed_s") or 0.0),
+        )
     mutation = file.parent / "mutation.json"
     if mutation.exists():
         report.mutation = load_mutation(mutation)

@@ -251,6 +251,56 @@ class View:
         rel = os.path.relpath(target.resolve(), self.out_dir.resolve())
         return quote(Path(rel).as_posix())
 
+    # ------------------------------------------------------------------ fixes
+
+    #: a fix's status, short, for a grid cell
+    FIX_SHORT = {
+        "fix verified": "✓ verified",
+        "not needed": "–",
+        "no fix": "✗ no fix",
+        "does not apply": "✗ does not apply",
+        "does not make the property hold": "✗ does not hold",
+        "breaks another property": "✗ breaks another",
+        "not verified": "✗ not verified",
+    }
+
+    def fix_rows(self, target: str) -> list[tuple[str, str, dict[str, str]]]:
+        """(finding, property, version -> short fix status) for every finding with a
+        fix-audit row on some version of ``target``."""
+        rows: dict[str, tuple[str, dict[str, str]]] = {}
+        for v in self.m.of(target):
+            for x in v.fixes:
+                prop, cells = rows.setdefault(x.id, (x.prop, {}))
+                cells[v.version] = self.FIX_SHORT.get(x.status, x.status)
+        return [(i, p, c) for i, (p, c) in rows.items()]
+
+    def has_fixes(self, target: str) -> bool:
+        return any(v.fixes or v.fixed for v in self.m.of(target))
+
+    @staticmethod
+    def fixed_tree(v: VersionReport) -> str:
+        """The fully fixed tree's verdict, short."""
+        if v.fixed is None:
+            return "–"
+        if v.fixed.ok:
+            return f"all hold (fixes: {len(v.fixed.applied)})"
+        failing = ", ".join(v.fixed.failing) or f"{v.fixed.remaining} failures"
+        return f"fails: {failing} (fixes: {len(v.fixed.applied)})"
+
+    @staticmethod
+    def unverified(v: VersionReport) -> list[tuple[str, str, str]]:
+        """(finding, status, why) of each needed fix that is not verified on ``v``."""
+        return [
+            (x.id, x.status, x.detail)
+            for x in v.fixes
+            if x.status not in ("fix verified", "not needed")
+        ]
+
+    def combined_patch(self, v: VersionReport) -> list[Link]:
+        if v.fixed is None or not v.fixed.combined_patch:
+            return []
+        return [Link("combined patch", self.link(v.dir / v.fixed.combined_patch))]
+
     def links(self, v: VersionReport) -> list[Link]:
         """The version's own reports: findings.md, mutation.md, mutation.json."""
         out = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -97,11 +98,54 @@ def findings_reports() -> dict[str, TargetReport]:
         ],
         suite="abc1234",
     )
+    _with_fix_audit(gr)
     return {
         "findings-gitreins.md": gr,
         "findings-ledger.md": ledger,
         "findings-lightspeed.md": ls,
     }
+
+
+def _fix_audit(version: str) -> dict[str, Any]:
+    """What the fix audit adds to a gitreins report: a verified fix, one that does not
+    apply, a finding with no fix, one attributed failure, the fully fixed tree."""
+    fixes = [
+        {"id": "GR-GAP-062", "property": "V7", "status": "fix verified",
+         "detail": "regression test reproduces without the fix, not with it",
+         "patch": "fixes/GR-GAP-062.patch", "why": "the valve reads the metered sum"},
+        {"id": "GR-V2-UNLIMITED-COMPACTS", "property": "V2", "status": "does not apply",
+         "detail": "engine/evaluator.py: the text to replace is not found ('threshold = ')"},
+        {"id": "GR-POC-14-TRANSPORT-COMPACTS", "property": "V6", "status": "not needed",
+         "detail": "does not reproduce"},
+    ]  # fmt: skip
+    attributed = [
+        {"properties": ["V7"], "message": "V7: the input cap 31 was reached after 0 compactions",
+         "test": "tests/gitreins/test_v7_valve_protects_cap.py::test_v7_valve_protects_cap",
+         "reproduction": "", "owners": ["GR-GAP-062"],
+         "attribution": "explained by the fix of GR-GAP-062",
+         "rerun": f"CTXAUDIT_FINDINGS=GR-GAP-062 bin/ctxaudit attribute --target "
+                  f"gitreins=={version} --fix GR-GAP-062 --profile ci "
+                  "'tests/gitreins/test_v7_valve_protects_cap.py::test_v7_valve_protects_cap'"},
+    ]  # fmt: skip
+    fixed = {
+        "applied": ["GR-GAP-062"],
+        "combined_patch": "fixes/combined.patch",
+        "verdicts": {"B1": "holds", "V2": "fails", "V7": "holds"},
+        "findings": [{"properties": ["V2"], "message": "V2: compacts while unlimited",
+                      "test": "tests/gitreins/test_valve_lockstep.py::test_valve_lockstep",
+                      "reproduction": "", "owners": [],
+                      "attribution": "new: present with every fix and without each one"}],
+        "ok": False,
+        "elapsed_s": 61.5,
+    }  # fmt: skip
+    return {"fixes": fixes, "attributed": attributed, "fixed": fixed}
+
+
+def _with_fix_audit(r: TargetReport) -> None:
+    audit = _fix_audit(r.version)
+    r.fixes = audit["fixes"]
+    r.attributed = [Finding(**f) for f in audit["attributed"]]
+    r.fixed = audit["fixed"]
 
 
 # ----------------------------------------------------------------------------- mutation.md
@@ -193,6 +237,11 @@ def matrix_reports(root: Path) -> Path:
     run (peer included) and the ledger with the small one (no mutation.md)."""
     out = root / "reports"
     shutil.copytree(FIXTURES, out)
+    for version in ("0.13.0", "0.14.0"):  # with the fix audit; the other versions without
+        path = out / f"gitreins-{version}" / "findings.json"
+        path.write_text(json.dumps(json.loads(path.read_text()) | _fix_audit(version)))
+        (path.parent / "fixes").mkdir()
+        (path.parent / "fixes" / "combined.patch").write_text("--- a/x\n+++ b/x\n")
     report.write_reports(mutation_doc_full(), out / "gitreins-0.17.1")
     _, md = report.write_reports(mutation_doc_small(), out / "ledger-git-abc1234")
     md.unlink()
