@@ -198,7 +198,13 @@ class FailureOutput:
             _stats[-1]["call_seconds"] = round(call.duration, 3)
         if not (self.short and report.failed and call.when == "call" and call.excinfo):
             return
-        text = short_report(item, call.excinfo.value, self.config, replayed=bool(self.replay))
+        printed: list[str] = []
+        if self.replay:  # a replayed example's program is printed, not attached as a note
+            printed = [
+                b for n, b in report.sections if n.startswith("Captured std") and _is_program(b)
+            ]
+            report.sections = [(n, b) for n, b in report.sections if b not in printed]
+        text = short_report(item, call.excinfo.value, self.config, printed=printed)
         if text is not None:
             report.longrepr = text
             # pytest's "Captured log" section stays (the failing example's log only),
@@ -266,21 +272,29 @@ _BLOB_RE = re.compile(r"@reproduce_failure\('([^']+)', b'([^']+)'\)")
 _CUT_NOTES = ("Explanation:", "    These lines were", "        /")
 
 
+def _is_program(text: str) -> bool:
+    return "Failing test case" in text or "Falsifying example" in text
+
+
 def short_report(
-    item: pytest.Item, error: BaseException, config: pytest.Config, *, replayed: bool = False
+    item: pytest.Item,
+    error: BaseException,
+    config: pytest.Config,
+    *,
+    printed: list[str] | None = None,
 ) -> str | None:
     """The failure as the developer reads it, or None when it is not a failure
-    Hypothesis found (pytest's own report is kept then). A replayed example's
-    program is in the report's "Hypothesis" section."""
+    Hypothesis found (pytest's own report is kept then). ``printed``: the program
+    of a replayed example, which Hypothesis prints instead of attaching it."""
     leaves = list(_leaves(error))
-    if not replayed and not any(_is_hypothesis_failure(e) for e in leaves):
+    if not printed and not any(_is_hypothesis_failure(e) for e in leaves):
         return None
-    out = _one_failure(item, leaves[0], config)
+    out = _one_failure(item, leaves[0], config, printed or [])
     if len(leaves) > 1:
         # Hypothesis found several distinct failures: the first in full, the others
         # by their message, place and replay command
         for n, exc in enumerate(leaves[1:], start=2):
-            full = _one_failure(item, exc, config)
+            full = _one_failure(item, exc, config, [])
             out.append(f"── failure {n} of {len(leaves)} (Hypothesis found more than one) ──")
             out.append(full[0].splitlines()[0])
             out.extend(ln for ln in full if ln.startswith("at  "))
@@ -301,12 +315,14 @@ def _is_hypothesis_failure(error: BaseException) -> bool:
     return "Failing test case" in notes or "Falsifying example" in notes or "@reproduce" in notes
 
 
-def _one_failure(item: pytest.Item, error: BaseException, config: pytest.Config) -> list[str]:
+def _one_failure(
+    item: pytest.Item, error: BaseException, config: pytest.Config, printed: list[str]
+) -> list[str]:
     message = str(error) or "(no message)"
     out = [f"{type(error).__name__}: {message}"]
     frames = _frames(error, Path(str(config.rootpath)))
     out.extend(f"{'at' if n == 0 else '  '}  {frame}" for n, frame in enumerate(frames))
-    notes = list(getattr(error, "__notes__", []))
+    notes = list(getattr(error, "__notes__", [])) + printed
     invariants = _invariant_names()
     blob = None
     program: list[str] = []
@@ -338,9 +354,10 @@ def _one_failure(item: pytest.Item, error: BaseException, config: pytest.Config)
     if cut:
         out.append(f"Shrinking stopped early ({cut}): this example may not be minimal.")
     out.append("")
-    if blob:
+    replayed = config.getoption("--replay", default="")
+    if blob or replayed:
         out.append("You can reproduce this example with one command (it runs only this example):")
-        out.append("    " + replay_command(item, config, blob))
+        out.append("    " + replay_command(item, config, blob or replayed))
     out.append(
         "(pytest's full report: --failure-format=pytest; the target's log of every example "
         "Hypothesis tried: --target-log=all)"

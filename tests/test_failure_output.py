@@ -136,6 +136,8 @@ def test_stateful_failure_is_one_screen_and_replays(project: Path) -> None:
     assert code == 1, again
     assert "P1: the model allows at most 5, the target took 6" in again
     assert examples.read_text().splitlines() == ["example"]  # that example alone
+    assert "state.add(n=6)" in again and "state.never_negative()" not in again
+    assert len(again.splitlines()) < 100
 
 
 def test_given_failure_replays_and_logs_only_the_failing_example(project: Path) -> None:
