@@ -201,7 +201,9 @@ class FailureOutput:
         printed: list[str] = []
         if self.replay:  # a replayed example's program is printed, not attached as a note
             printed = [
-                b for n, b in report.sections if n.startswith("Captured std") and _is_program(b)
+                b
+                for n, b in report.sections
+                if n.startswith(("Captured std", "Hypothesis")) and _is_program(b)
             ]
             report.sections = [(n, b) for n, b in report.sections if b not in printed]
         text = short_report(item, call.excinfo.value, self.config, printed=printed)
