@@ -196,7 +196,12 @@ def run(
     to_run = [m for m in selected if m.id not in reused_ids]
     # the peer runs every selected mutant, so its work copy needs them all
     in_tree = selected if peer else to_run
-    modules = engine.write_work_tree(plan, {m.id for m in in_tree}, work, copy_dir)
+    # nothing to run: no work copy (writing and compiling it is most of a cached run)
+    modules: list[str] = []
+    if in_tree:
+        modules = engine.write_work_tree(plan, {m.id for m in in_tree}, work, copy_dir)
+    else:
+        work.mkdir(parents=True, exist_ok=True)
     setup = time.monotonic() - t0
     if progress:
         progress(
