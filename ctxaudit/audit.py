@@ -318,8 +318,10 @@ def run_target(
     seed: int | None,
     out_root: Path,
     progress: Callable[[str, str], None] | None = None,
+    fixed_seeds: Sequence[int] = (),
 ) -> TargetReport:
     """Run the target's suites in their own processes and write its reports.
+    ``fixed_seeds``: more seeds for the fully fixed tree of the fix audit.
 
     Phase 1 learns which known findings reproduce on this version; phase 2
     runs every property with exactly those regions left out, so what fails
@@ -350,13 +352,17 @@ def run_target(
         report.findings.append(Finding([], "the suite did not run: " + " | ".join(tail), "-", ""))
     judge(report, PROPERTIES[report.target])
     if target.kind in KNOWN_FINDINGS_TESTS and tests and os.environ.get("CTXAUDIT_FIXES") != "0":
-        run_fix_audit(target, report, out_root, phase("fixes"))
+        run_fix_audit(target, report, out_root, phase("fixes"), fixed_seeds)
     write_reports(report, out_root)
     return report
 
 
 def run_fix_audit(
-    target: Target, report: TargetReport, out_root: Path, ticker: Ticker | None = None
+    target: Target,
+    report: TargetReport,
+    out_root: Path,
+    ticker: Ticker | None = None,
+    fixed_seeds: Sequence[int] = (),
 ) -> None:
     """The fix audit (``ctxaudit/fixaudit.py``): each fix verified, every property on
     the fully fixed tree, each failure attributed. Each pytest run is its own process."""
@@ -367,12 +373,16 @@ def run_fix_audit(
     ) -> list[dict[str, Any]]:
         env = {**env, "CTXAUDIT_REPLAY": json.dumps(replays)}
         env["PYTEST_ADDOPTS"] = "-p ctxaudit.replay"
+        seed = int(env.pop("CTXAUDIT_SEED")) if "CTXAUDIT_SEED" in env else report.seed
         fixed = Target(target.kind, tree, target.version, target.repo)
-        return _pytest(fixed, paths, report.profile, report.seed, env)[1]
+        return _pytest(fixed, paths, report.profile, seed, env)[1]
 
     root = resolve(target.spec).root
     out = out_root / target.label
-    fix_audit(report, root, run, SUITES[target.kind], PROPERTIES[target.kind], out, ticker)
+    fix_audit(
+        report, root, run, SUITES[target.kind], PROPERTIES[target.kind], out, ticker,
+        seeds=fixed_seeds,
+    )  # fmt: skip
 
 
 def run_attribute(

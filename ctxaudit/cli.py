@@ -59,7 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", default="thorough", choices=sorted(PROFILES), help="Hypothesis profile"
     )
     audit.add_argument(
-        "--seed", type=int, help="Hypothesis seed (default: random, printed and reported)"
+        "--seed",
+        type=int,
+        action="append",
+        help="Hypothesis seed (default: random, printed and reported); repeat it to run the "
+        "fully fixed tree of the fix audit under each seed given (the properties of the "
+        "unfixed tree and mutation use the first)",
     )
     audit.add_argument("--out", type=Path, default=REPO_ROOT / "reports", help="report folder")
     audit.add_argument(
@@ -157,10 +162,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.since}: " + (", ".join(f"{p}:{q}" for p, q in ch.functions) or "none"),
                 flush=True,
             )
-    seed = audit.pick_seed(args.profile, args.seed)
+    seed = audit.pick_seed(args.profile, args.seed[0] if args.seed else None)
+    fixed_seeds = list(args.seed or [])[1:]
     print(
         f"ctxaudit: {len(targets)} target version(s), profile {args.profile}, seed {seed}, "
-        f"mutation {'on' if args.mutation else 'off'}",
+        + (f"fixed trees also under seeds {fixed_seeds}, " if fixed_seeds else "")
+        + f"mutation {'on' if args.mutation else 'off'}",
         flush=True,
     )
     started = time.monotonic()
@@ -192,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                 lambda phase, t, label=target.label, hint=hint: show.status(
                     label, f"{phase} {t}{hint}"
                 ),
+                fixed_seeds=fixed_seeds,
             )
         finally:
             clock.target(target.label).properties_s = time.monotonic() - t0

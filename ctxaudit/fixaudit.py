@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,9 +122,14 @@ def fix_audit(
     out_dir: Path,
     ticker: Ticker | None = None,
     fixes: dict[str, fixlib.Fix] | None = None,
+    seeds: Sequence[int] = (),
 ) -> None:
     """Add the fix audit to ``report`` (``fixes``, ``attributed``, ``fixed``), move the
-    attributed failures out of ``report.findings`` and write ``out_dir/fixes/``."""
+    attributed failures out of ``report.findings`` and write ``out_dir/fixes/``.
+
+    ``seeds``: more Hypothesis seeds for the fully fixed tree; its suites run once under
+    the report's seed and once under each of these (``CTXAUDIT_SEED`` in the runner's
+    environment), and a property holds there only when it holds under every one."""
     started = time.monotonic()
     fixes = fixlib.load_all() if fixes is None else fixes
     version = report.version
@@ -202,7 +207,15 @@ def fix_audit(
             (patches / "combined.patch").write_text(combined)
         if ticker:
             ticker(f"properties on the fixed tree ({len(full.applied)} fixes)")
-        tests = run(str(full.root), suites, {"CTXAUDIT_FINDINGS": "none"}, {})
+        runs = list(dict.fromkeys([report.seed, *seeds]))
+        tests = []
+        for n, seed in enumerate(runs, 1):
+            if ticker and len(runs) > 1:
+                ticker(f"properties on the fixed tree, seed {seed} ({n}/{len(runs)})")
+            env_fixed = {"CTXAUDIT_FINDINGS": "none"}
+            if seed != report.seed and seed is not None:
+                env_fixed["CTXAUDIT_SEED"] = str(seed)
+            tests += run(str(full.root), suites, env_fixed, {})
         fixed = TargetReport(
             target=report.target, version=version, spec=str(full.root), profile=report.profile,
             seed=report.seed, elapsed_s=0.0, exit_status=0, tests=tests,
@@ -263,6 +276,7 @@ def fix_audit(
         "verdicts": fixed.verdicts,
         "findings": [dataclasses.asdict(f) for f in fixed.findings],
         "ok": not fixed.findings and "fails" not in fixed.verdicts.values(),
+        "seeds": runs,
         "elapsed_s": round(time.monotonic() - started, 1),
     }
 

@@ -84,6 +84,7 @@ class FixedTree:
     remaining: int  # failures on it
     ok: bool
     elapsed_s: float
+    seeds: tuple[int | None, ...] = ()  # the seeds it ran under (more than one: each)
 
 
 @dataclass(frozen=True)
@@ -329,6 +330,7 @@ def load_version(path: Path) -> VersionReport:
             remaining=len(fixed.get("findings") or []),
             ok=bool(fixed.get("ok")),
             elapsed_s=float(fixed.get("elapsed_s") or 0.0),
+            seeds=tuple(fixed.get("seeds") or ()),
         )
     mutation = file.parent / "mutation.json"
     if mutation.exists():

@@ -137,6 +137,7 @@ def _fix_audit(version: str) -> dict[str, Any]:
                       "attribution": "new: present with every fix and without each one"}],
         "ok": False,
         "elapsed_s": 61.5,
+        "seeds": [1234, 7, 8],  # the fixed tree under three seeds (--seed given three times)
     }  # fmt: skip
     return {"fixes": fixes, "attributed": attributed, "fixed": fixed}
 

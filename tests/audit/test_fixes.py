@@ -209,3 +209,26 @@ def test_attribute_command_usage_errors(capsys: pytest.CaptureFixture[str]) -> N
 
     assert run_attribute("ledger", "GR-GAP-062", "t", None, "ci", None) == 2
     assert "one gitreins version" in capsys.readouterr().err
+
+
+def test_the_fixed_tree_runs_under_each_seed(tmp_path: Path) -> None:
+    """Seeds: the fully fixed tree's suites run under the report's seed and each seed
+    given; a property that fails under one seed only fails there."""
+    inner = fake_runner([])
+    seen: list[str | None] = []
+
+    def run(tree: str, paths: list[str], env: dict[str, str], replays: dict[str, Any]) -> Any:
+        out = inner(tree, paths, env, replays)
+        if paths == ["suites"]:
+            seen.append(env.get("CTXAUDIT_SEED"))
+            if env.get("CTXAUDIT_SEED") == "8":  # Q fails under seed 8 only
+                failed = "AssertionError: Q: seed 8"
+                out.append({"nodeid": "test_q", "when": "call", "outcome": "failed",
+                            "properties": ["Q"], "longrepr": failed})  # fmt: skip
+        return out
+
+    r = report(["X"])
+    fix_audit(r, tree(tmp_path), run, ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out",
+              fixes={"X": FIX_X}, seeds=(7, 8, 1))  # fmt: skip
+    assert r.fixed["seeds"] == [1, 7, 8] and seen[:3] == [None, "7", "8"]
+    assert r.fixed["verdicts"]["Q"] == "fails" and not r.fixed["ok"]
