@@ -145,3 +145,56 @@ def _one(first: str, second: str, mode: str, rounds: int | None, before: int) ->
     assert stored == model.flatten(convs[conv]), f"{where}: settled by {settled_by}\n{stored}"
     loop.close()
     store.close()
+
+
+@pytest.mark.parametrize("finisher", ["interrupt", "cancel"])
+def test_finisher_before_the_first_pull(finisher: str) -> None:
+    """The moment the sweep above never meets: the client holds the ``created`` event and
+    has not asked for the next one, so no inference step was pulled yet. The interrupt
+    callback (or the client going away: ``aclose`` at the stream's first ``yield``) settles
+    the turn with nothing streamed (S3), inference never runs, the stream ends cleanly and
+    the conversation holds the model's turn (S6). The stateful machine meets this moment
+    only under some seeds (a removed ``self._pull = None`` survived seed 12)."""
+    loop = Loop()
+    store = ConversationStore()
+    gate = asyncio.Semaphore(0)
+    script = Script(CHUNKS, gate)
+    backend = ScriptedBackend(lambda call: script)
+    server = InferenceServer(store, backend, response_ids=counting_ids())
+    config = CompactionConfig(context_window=10_000, threshold_ratio=0.5, buffer_turns=0)
+    ledger = Ledger(store, server, config, summarizer=summarize, instructions=INSTRUCTIONS)
+    params = model.Params(10_000, 0.5, 0, 0, INSTRUCTIONS, summarize)
+    conv = ledger.create_conversation("c")
+    convs: dict[str, tuple[model.Turn, ...]] = {conv: ()}
+    client = StreamClient(loop, ledger.streaming_query(Request("now", conv)))
+    plan = model.plan(convs, model.Request(conv, "now", "streaming_query", True, None), params)
+    client.request()
+    loop.spin(lambda: client.answered >= 1)
+    assert client.types() == ["created"] and not client.waiting
+    ending: model.Ending
+    if finisher == "interrupt":
+        assert ledger.interrupt(client.events[0].request_id) is True
+        ending = model.Interrupted(())
+    else:
+        client.task.cancel()
+        loop.spin(lambda: client.task.done())
+        assert client.task.cancelled(), f"the stream did not close cleanly: {client.task!r}"
+        ending = model.Cancelled(())
+    for _ in range(len(CHUNKS) + 1):
+        gate.release()
+    loop.spin()
+    for _ in range(3):  # read to the end, if the client is still there
+        if not client.alive:
+            break
+        client.request()
+        loop.spin(lambda: not client.waiting)
+    loop.spin()
+    assert not client.alive and client.error is None, repr(client.error)
+    assert script.steps == 0, f"inference ran {script.steps} steps after the {finisher}"
+    if finisher == "interrupt":
+        assert client.types() == ["created", "interrupted"] and client.finished
+    convs, _ = model.settle(convs, plan, ending)
+    stored = [(i.turn, i.kind, i.content) for i in store.items(conv)]
+    assert stored == model.flatten(convs[conv]), stored
+    loop.close()
+    store.close()
