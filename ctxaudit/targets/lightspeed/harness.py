@@ -253,7 +253,9 @@ class Service:
         notice = getattr(importlib.import_module("constants"), "INTERRUPTED_RESPONSE_MESSAGE", "")
         #: what the tree appends to an interrupted answer it stores
         self.interrupted_suffix = f"\n\n*{notice}*" if notice else ""
-        self.paths = {route.path for route in self.app.routes if hasattr(route, "path")}
+        #: the app's endpoints, as its OpenAPI document lists them (routers nest
+        #: differently across FastAPI versions; the document is the public view)
+        self.paths: set[str] = set(self.app.openapi().get("paths", {}))
         #: the answer to an input the tree's own check refuses ("" where it has none)
         self.refusal: str = (
             getattr(importlib.import_module("constants"), "OBFUSCATION_REJECTION_MESSAGE", "")
