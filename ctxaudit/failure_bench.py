@@ -122,11 +122,33 @@ def ledger_mutant(name: str) -> Prepare:
     return prepare
 
 
+def lightspeed_break(name: str) -> Prepare:
+    """A copy of lightspeed-stack's main with break ``name`` (tests/lightspeed/breaks.py).
+
+    Needs the repository (``CTXAUDIT_LIGHTSPEED_REPO``); the tree's environment is
+    built or reused before the clock starts only if it was built before.
+    """
+
+    def prepare(tmp: Path) -> tuple[Path, list[str]]:
+        from ctxaudit.targets.lightspeed import tree as lstree
+
+        repo = lstree.repo_from(None)
+        if repo is None:
+            raise SystemExit("lightspeed-stack cases need CTXAUDIT_LIGHTSPEED_REPO")
+        base = lstree.resolve("lightspeed-stack@main", repo)
+        brk = {b.name: b for b in _module("tests/lightspeed/breaks.py").BREAKS}[name]
+        copy = _module("tests/lightspeed/breaks.py").apply(base.root, tmp / "tree", brk)
+        return REPO_ROOT, [f"--lightspeed-repo={repo}", f"--lightspeed={copy}"]
+
+    return prepare
+
+
 VALVE = ("tests/gitreins/test_valve_lockstep.py::test_valve_lockstep",)
 VALVE_AND_PROGRAMS = (*VALVE, "tests/gitreins/test_valve_programs.py")
 BUDGET = ("tests/gitreins/test_budget_lockstep.py",)
 V7 = ("tests/gitreins/test_v7_valve_protects_cap.py",)
 SETTLEMENT = ("tests/settlement/test_stateful.py",)
+LIGHTSPEED = ("tests/lightspeed/test_lightspeed.py::test_lockstep_and_findings",)
 
 CASES: list[Case] = [
     *[
@@ -154,6 +176,14 @@ CASES: list[Case] = [
                      "interrupt guard ignored: unknown or finished stream",
                      "explicit input stored instead of original", "store flag ignored: owner",
                      "C1 `>` -> `>=` (ratio side)")
+    ],
+    # lightspeed-stack (only with CTXAUDIT_LIGHTSPEED_REPO): the whole in-environment
+    # suite as a developer runs it on a working tree, boot of app and OGX included
+    *[
+        Case("lightspeed-stack lockstep", name, LIGHTSPEED, lightspeed_break(name))
+        for name in ("remove-compacted-write", "store-explicit-input", "write-twice",
+                     "drop-marker", "threshold-at-equality", "store-ignores-flag",
+                     "interrupted-turn-lost", "blocked-turn-lost", "compaction-visible")
     ],
 ]  # fmt: skip
 
@@ -288,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(text)
         return 0
     cases = [c for c in CASES if args.only in c.target and args.suite in c.suite]
+    if not os.environ.get("CTXAUDIT_LIGHTSPEED_REPO"):
+        cases = [c for c in cases if c.tests != LIGHTSPEED]
     if args.list:
         for c in cases:
             print(f"{c.suite}: {c.target}  ({' '.join(c.tests)})")

@@ -16,6 +16,7 @@ on ``tests/lightspeed/inenv`` with this session's Hypothesis profile and seed.
 from __future__ import annotations
 
 import re
+import shlex
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,7 +64,8 @@ def _run(
         tree, args, profile=profile, seed=None if seed is None else str(seed), extra_env=env
     )
     print(f"{tree.label}: {run.seconds:.1f} s in its environment {run.env.lock_hash}")
-    print(runner.summary(run.output))
+    if run.passed:  # a failure's report is the assertion's message, printed once
+        print(runner.summary(run.output))
     return run
 
 
@@ -71,7 +73,16 @@ def test_lockstep_and_findings(lightspeed_repo: Path, request: pytest.FixtureReq
     """S1-S3, S6, S9, C1 and the registered findings on the selected tree."""
     spec = request.config.getoption("--lightspeed") or "lightspeed-stack@main"
     tree = _tree(spec, lightspeed_repo)
-    run = _run(tree, request, [runner.INENV])
+    # a failing example's replay command is this test's, with --replay forwarded
+    command = shlex.join(
+        ["bin/ctxaudit", "test", request.node.nodeid,
+         f"--lightspeed-repo={lightspeed_repo}", f"--lightspeed={spec}"]
+    )  # fmt: skip
+    args = [runner.INENV]
+    blob = request.config.getoption("--replay", default="")
+    if blob:
+        args = [f"{runner.INENV}/test_lockstep.py", f"--replay={blob}"]
+    run = _run(tree, request, args, CTXAUDIT_REPLAY_COMMAND=command)
     assert run.passed, f"{tree.label}:\n{runner.summary(run.output)}"
 
 

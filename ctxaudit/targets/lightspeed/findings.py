@@ -108,6 +108,10 @@ def _hung_up(s: Situation) -> bool:
     return isinstance(s.ending, model.Cancelled)
 
 
+def _interrupted(s: Situation) -> bool:
+    return isinstance(s.ending, model.Interrupted)
+
+
 def _after_owner_turn(s: Situation) -> bool:
     """Not compacted, on a conversation holding a turn the owner wrote (not the server)."""
     return not s.plan.compacted and "owner" in s.writers
@@ -271,6 +275,23 @@ FINDINGS += (
         region="path responses_stream, the write fails, compacted or blocked",
         in_region=_failed_write_on_stream,
         registered=frozenset({MAIN}),
+    ),
+)
+
+FINDINGS += (
+    Finding(
+        id="LS-INTERRUPT-TURN-LOST",
+        prop="S6",
+        summary=(
+            "an interrupted /v1/streaming_query turn is lost more often than not: the "
+            "interrupt callback and the stream's cancellation handler race for the one "
+            "write, and when the handler wins, its write runs in the cancelled request "
+            "scope and is cancelled (the cause of LS-HANGUP-TURN-LOST); which one wins "
+            "depends on timing, so the region is left out wherever this reproduces"
+        ),
+        region="path streaming_query, interrupted through the tree's interrupt endpoint",
+        in_region=_interrupted,
+        registered=frozenset({"0.6.0", "0.7.0rc1", MAIN}),
     ),
 )
 

@@ -102,12 +102,28 @@ _FAILURE_START = re.compile(r"^_{3,} .* _{3,}$")
 
 
 def summary(output: str, limit: int = 90) -> str:
-    """The failures' assertion messages and the short summary, at most ``limit`` lines."""
+    """Each failure's report and the short summary, at most ``limit`` lines.
+
+    A failure's report is its section of pytest's output, from its ``___ name
+    ___`` header to the next section; where pytest's own format was used, only
+    its ``E`` lines (the message) are kept, not the traceback.
+    """
     lines = output.splitlines()
-    keep: list[str] = []
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
     for line in lines:
-        if line.startswith("E ") or _FAILURE_START.match(line):
-            keep.append(line)
+        if _FAILURE_START.match(line):
+            current = [line]
+            blocks.append(current)
+        elif current is not None:
+            if line.startswith(("====", "----")):
+                current = None
+            else:
+                current.append(line)
+    keep: list[str] = []
+    for block in blocks:
+        errors = [line for line in block if line.startswith("E ")]
+        keep += [block[0], *errors] if errors else block
     tail = [ln for ln in lines if re.match(r"^(FAILED|ERROR|SKIPPED|\d+ (passed|failed))", ln)]
-    text = keep[: limit - len(tail)] + tail
+    text = keep[: max(limit - len(tail), 0)] + tail
     return "\n".join(text) if text else "\n".join(lines[-limit:])

@@ -63,10 +63,11 @@ def hang_up(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="streaming_query", send=Send(ending="hang_up"))
 
 
-def blocked_then_asked(state: LightspeedMachine) -> None:
-    """A blocked /v1/responses request (the owner writes it), then a short one."""
+def owner_turn_then_asked(state: LightspeedMachine) -> None:
+    """A turn continued from previous_response_id (the owner writes it), then a short one."""
     conv = state.first_conversation()
-    state.request(conv=conv, path="responses", send=Send(ending="blocked"))
+    state.request(conv=conv, path="responses", send=Send())
+    state.request(conv=conv, path="responses", send=Send(previous=True))
     state.request(conv=conv, path="responses", send=Send())
 
 
@@ -83,6 +84,17 @@ def stream_write_fails(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="responses_stream", send=Send(ending="blocked", write_fails=True))
 
 
+def interrupted(state: LightspeedMachine) -> None:
+    """Four short /v1/streaming_query requests, each interrupted after its first chunk.
+
+    Whether the tree keeps an interrupted turn depends on a race (the finding);
+    four tries make a tree that loses it most of the time fail all but never.
+    """
+    for _ in range(4):
+        conv = state.new_conversation()
+        state.request(conv=conv, path="streaming_query", send=Send(ending="interrupt"))
+
+
 PROGRAMS: dict[str, Program] = {
     "LS-QUERY-COMPACTED-FAILS": query_compacted,
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
@@ -91,9 +103,10 @@ PROGRAMS: dict[str, Program] = {
     "LS-UNSTORED-NOT-COMPACTED": unstored_not_compacted,
     "LS-UNSTORED-STORED": unstored_stored,
     "LS-HANGUP-TURN-LOST": hang_up,
-    "LS-OWNER-TURN-NOT-REPLAYED": blocked_then_asked,
+    "LS-OWNER-TURN-NOT-REPLAYED": owner_turn_then_asked,
     "LS-CONTINUATION-NOT-COMPACTED": continued_over_limit,
     "LS-FAILED-WRITE-FAILS-STREAM": stream_write_fails,
+    "LS-INTERRUPT-TURN-LOST": interrupted,
 }
 
 
