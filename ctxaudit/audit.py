@@ -65,7 +65,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "S4": "hand-over (needs an owner: not in these trees)",
         "S5": "nothing slips through (needs an owner: not in these trees)",
         "S6": "the conversation",
-        "S7": "failed writes (not driven yet)",
+        "S7": "failed writes (the tree's own writes, failed through the OGX client)",
         "S8": "one writer (needs an owner: not in these trees)",
         "S9": "compaction is invisible",
         "C1": "compaction trigger",

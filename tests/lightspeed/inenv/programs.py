@@ -79,9 +79,16 @@ def continued_over_limit(state: LightspeedMachine) -> None:
 
 
 def stream_write_fails(state: LightspeedMachine) -> None:
-    """A blocked streamed /v1/responses request while the conversation store refuses writes."""
+    """A short turn, then a streamed /v1/responses one token over the limit whose write fails.
+
+    The fold writes its summary marker before the stream starts; the conversation
+    store refuses it.
+    """
     conv = state.first_conversation()
-    state.request(conv=conv, path="responses_stream", send=Send(ending="blocked", write_fails=True))
+    state.request(conv=conv, path="responses", send=Send())
+    state.request(
+        conv=conv, path="responses_stream", send=Send(size="over_limit", write_fails=True)
+    )
 
 
 def interrupted(state: LightspeedMachine) -> None:

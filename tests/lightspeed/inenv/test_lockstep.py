@@ -1,4 +1,4 @@
-"""S1-S3, S6, S9 and C1: a lightspeed-stack tree and the reference model in lockstep.
+"""S1-S3, S6, S7, S9 and C1: a lightspeed-stack tree and the reference model in lockstep.
 
 The tree's real app serves every request over HTTP, OGX stores what it
 stores, and only the LLM is fake. The same ``model/settlement.py`` that
@@ -39,7 +39,7 @@ from ctxaudit.targets.lightspeed.wire import ItemView, Response, message_view
 from model import settlement as model
 from tests.lightspeed.inenv import service
 
-pytestmark = pytest.mark.properties("S1", "S2", "S3", "S6", "S9", "C1")
+pytestmark = pytest.mark.properties("S1", "S2", "S3", "S6", "S7", "S9", "C1")
 
 
 def note_event(text: str) -> None:
