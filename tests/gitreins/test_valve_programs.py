@@ -205,3 +205,31 @@ def test_v5_no_fourth_compaction(gitreins: GitreinsModules, by: str) -> None:
         f"the program should end with its verdict after 3 compactions: model "
         f"{model.pending!r} after {model.compactions}, target observed {len(seen)} steps"
     )
+
+
+@pytest.mark.properties("B5", "V6")
+@pytest.mark.parametrize("kind", ["http-400", "http-413", "names-context"])
+def test_context_error_compaction_resets_the_meters(gitreins: GitreinsModules, kind: str) -> None:
+    """A context error compacts (V6), and the compacted conversation starts a fresh token
+    budget (B5): after it EvalCap's meters read as the model's. The fixed programs above
+    compare only the shape of the next call; the stateful lockstep compares the meters
+    too, but meets a context error after metered input only under some seeds (with seed
+    20 the removed reset_context_tracking() in that path survived)."""
+    model = Valve.start(CONFIG)
+    driver = LoopDriver(gitreins, CONFIG.caps, criteria=CONFIG.criteria)
+    try:
+        obs = driver.start()
+        answer = Answer(prompt=30, completion=4, cache_read=3, cache_write=2, writes=(None,))
+        model, obs = model.answer(answer), driver.answer(answer)
+        assert model.budget.input > 0 and isinstance(obs, Called)
+        model, obs = model.fail(FAILURES[kind]), driver.fail(FAILURES[kind])
+        assert isinstance(obs, Called) and is_compacted(obs.messages), (
+            f"V6: a {kind} context error should compact and call again, got {obs!r:.200}"
+        )
+        b = model.budget
+        want = {"input": b.input, "output": b.output, "cache_read": b.cache_read,
+                "cache_write": b.cache_write, "credit": b.credit}  # fmt: skip
+        got = driver.counters()
+        assert got == want, f"B5: after the compaction EvalCap's meters are {got}, not {want}"
+    finally:
+        driver.close()
