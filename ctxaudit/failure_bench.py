@@ -183,7 +183,7 @@ CASES: list[Case] = [
         Case("lightspeed-stack lockstep", name, LIGHTSPEED, lightspeed_break(name))
         for name in ("remove-compacted-write", "store-explicit-input", "write-twice",
                      "drop-marker", "threshold-at-equality", "store-ignores-flag",
-                     "interrupted-turn-lost", "blocked-turn-lost", "compaction-visible")
+                     "blocked-turn-lost", "compaction-visible")
     ],
 ]  # fmt: skip
 

@@ -153,6 +153,10 @@ class FailureOutput:
             "CTXAUDIT_RESULTS"
         )
         self.replay = config.getoption("--replay")
+        if self.short and hasattr(config.option, "force_short_summary"):
+            # on CI pytest repeats a failure's whole message in the short summary;
+            # the report above is the message, so the summary keeps one line
+            config.option.force_short_summary = True
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         config = session.config

@@ -16,7 +16,6 @@ from pathlib import Path
 
 RESPONSES = "src/app/endpoints/responses.py"
 COMPACTION = "src/utils/conversation_compaction.py"
-INTERRUPTS = "src/utils/stream_interrupts.py"
 
 _APPEND_COMPACTED = """\
     if context.compacted_original_input is not None:
@@ -89,14 +88,6 @@ BREAKS: tuple[Break, ...] = (
         "    api_params = ResponsesApiParams.model_validate(updated_request.model_dump())\n",
         "    api_params = ResponsesApiParams.model_validate(updated_request.model_dump())\n"
         "    api_params.store = True\n",
-    ),
-    Break(
-        "interrupted-turn-lost",
-        "S6",
-        "an interrupted stream's partial turn is not written",
-        INTERRUPTS,
-        "    try:\n        if original_input is not None:\n",
-        "    try:\n        return\n        if original_input is not None:\n",
     ),
     Break(
         "blocked-turn-lost",

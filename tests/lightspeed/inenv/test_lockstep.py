@@ -283,35 +283,37 @@ class LightspeedMachine(RuleBasedStateMachine):
             self.writers[conv] = (*self.writers.get(conv, ()), outcome.writer)
         # S6 first: what is kept
         problems = [self._conversation_problem(conv, program, sent_before, outcome)]
-        if write_fails:  # S7: how the request ends when its write fails
+        if write_fails:  # S7 judges the answer; it does not say whether inference ran
             problems.append(self._failed_write_problem(program, path, response, outcome))
-        if write_fails:
-            pass  # the answer is S7's to judge
-        elif stop == "interrupt" and response.interrupt_status != 200:
-            problems.append(
-                f"harness: {program}: the interrupt of the running stream got HTTP "
-                f"{response.interrupt_status}, so the stream was not interrupted"
-            )
-        if write_fails:
-            pass
-        elif stop and (response.status != 200 or response.error):
-            problems.append(
-                f"S9: {program}: expected HTTP 200 and a stream that ends normally, got HTTP "
-                f"{response.status} error {response.error or response.body!r}"
-            )
-        elif not stop and (response.status != 200 or response.answer != answer or response.error):
-            problems.append(
-                f"S9: {program}: expected HTTP 200 with the LLM's answer {answer!r}, got HTTP "
-                f"{response.status} answer {response.answer!r} "
-                f"error {response.error or response.body!r}"
-            )
-        if not write_fails:  # S7 does not say whether inference runs before the write fails
-            problems.append(self._llm_input_problem(tag, plan, sent_before, program, kind))
-        else:
             self.calls_seen = len(self.ls.llm.calls)
+        else:
+            problems += self._answer_problems(program, stop, response, answer)
+            problems.append(self._llm_input_problem(tag, plan, sent_before, program, kind))
         found = [p for p in problems if p]
         if found:  # raised as is: one paragraph per property, no assertion rewriting
             raise AssertionError("\n\n".join(found))
+
+    def _answer_problems(
+        self, program: str, stop: str | None, response: Response, answer: str
+    ) -> list[str]:
+        """S9: HTTP 200 and the LLM's answer; a stream stopped early ends normally."""
+        if stop == "interrupt" and response.interrupt_status != 200:
+            return [
+                f"harness: {program}: the interrupt of the running stream got HTTP "
+                f"{response.interrupt_status}, so the stream was not interrupted"
+            ]
+        if stop and (response.status != 200 or response.error):
+            return [
+                f"S9: {program}: expected HTTP 200 and a stream that ends normally, got HTTP "
+                f"{response.status} error {response.error or response.body!r}"
+            ]
+        if not stop and (response.status != 200 or response.answer != answer or response.error):
+            return [
+                f"S9: {program}: expected HTTP 200 with the LLM's answer {answer!r}, got HTTP "
+                f"{response.status} answer {response.answer!r} "
+                f"error {response.error or response.body!r}"
+            ]
+        return []
 
     def _ending(self, path: str, send: Send) -> str | None:
         """How the request ends, when not completed (``Send.ending``, where the tree has it)."""
