@@ -213,9 +213,6 @@ FINDINGS: tuple[Finding, ...] = (
         in_region=_unstored,
         registered=RELEASE_06,
     ),
-)
-
-FINDINGS += (
     Finding(
         id="LS-HANGUP-TURN-LOST",
         prop="S6",
@@ -230,9 +227,6 @@ FINDINGS += (
         # seen on these; the other trees with compaction are not yet checked
         registered=frozenset({"0.6.0", "0.7.0rc1", MAIN}),
     ),
-)
-
-FINDINGS += (
     Finding(
         id="LS-OWNER-TURN-NOT-REPLAYED",
         prop="C1",
@@ -260,9 +254,6 @@ FINDINGS += (
         in_region=_continued_compacted,
         registered=frozenset({MAIN}),
     ),
-)
-
-FINDINGS += (
     Finding(
         id="LS-FAILED-WRITE-FAILS-STREAM",
         prop="S7",
@@ -276,9 +267,6 @@ FINDINGS += (
         in_region=_failed_write_on_stream,
         registered=frozenset({MAIN}),
     ),
-)
-
-FINDINGS += (
     Finding(
         id="LS-INTERRUPT-TURN-LOST",
         prop="S6",
