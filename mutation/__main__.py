@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -101,10 +102,23 @@ def main(argv: list[str] | None = None) -> int:
     p = _Parser(prog="python -m mutation")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     r = sub.add_parser("run", help="mutate a target and run its suite against every mutant")
-    r.add_argument("--target", required=True, choices=["ledger", "gitreins"])
+    r.add_argument("--target", required=True, choices=["ledger", "gitreins", "lightspeed-stack"])
     r.add_argument("--gitreins", metavar="SPEC", default="", help="gitreins version or source tree")
     r.add_argument(
         "--ledger", metavar="PATH", default="", help="root holding ledger/ (default: repo)"
+    )
+    r.add_argument(
+        "--lightspeed",
+        metavar="SPEC",
+        default="",
+        help="lightspeed-stack tree: lightspeed-stack==TAG, lightspeed-stack@REV or a path "
+        "(default: main of the repository)",
+    )
+    r.add_argument(
+        "--lightspeed-repo",
+        metavar="PATH",
+        help="lightspeed-stack repository (clone, bundle or working tree; default "
+        "$CTXAUDIT_LIGHTSPEED_REPO)",
     )
     r.add_argument("--shard", type=_shard, metavar="I/N")
     r.add_argument("--out", type=Path, help="report folder (default reports/<target>-<version>)")
@@ -165,9 +179,15 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     try:
         if a.cmd == "run":
-            if a.target == "ledger" and a.gitreins:
+            if a.target != "gitreins" and a.gitreins:
                 p.error("--gitreins is for --target gitreins")
-            spec = a.gitreins if a.target == "gitreins" else a.ledger
+            if a.target != "lightspeed-stack" and (a.lightspeed or a.lightspeed_repo):
+                p.error("--lightspeed and --lightspeed-repo are for --target lightspeed-stack")
+            if a.lightspeed_repo:
+                os.environ["CTXAUDIT_LIGHTSPEED_REPO"] = str(Path(a.lightspeed_repo).resolve())
+            spec = {"gitreins": a.gitreins, "lightspeed-stack": a.lightspeed}.get(
+                a.target, a.ledger
+            )
             out = a.out
             if out is None:
                 from mutation import resolve_target

@@ -11,7 +11,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 TARGETS_FILE = HERE / "targets.toml"
-TARGETS = ("ledger", "gitreins")
+TARGETS = ("ledger", "gitreins", "lightspeed-stack")
+ISOLATIONS = ("fork", "process")
 
 
 class ConfigError(Exception):
@@ -62,6 +63,12 @@ class TargetConfig:
     #: functions in a subprocess, where the baseline's function coverage cannot see it
     subprocess_tests: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
     peer: PeerSuite | None = None
+    #: the folder under the target's root that holds its top-level modules ("" = the root)
+    source_root: str = ""
+    #: how mutants are kept apart: ``fork`` (a child per mutant) or ``process`` (one
+    #: after another in the worker process, for targets that run threads and an event
+    #: loop a fork would not carry over; a mutant that hangs costs a worker restart)
+    isolation: str = "fork"
     extra: dict[str, object] = field(default_factory=dict)
 
     def source_files(self, root: Path) -> list[str]:
@@ -124,7 +131,13 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                     for d in t.get("subprocess_tests", ())
                 ),
                 peer=_peer(t["peer"], name) if "peer" in t else None,
+                source_root=str(t.get("source_root", "")),
+                isolation=str(t.get("isolation", "fork")),
             )
+            if out[name].isolation not in ISOLATIONS:
+                raise ConfigError(
+                    f"{path}: target {name!r}: isolation must be one of {', '.join(ISOLATIONS)}"
+                )
         except (KeyError, TypeError, re.error) as exc:
             raise ConfigError(f"{path}: target {name!r}: bad or missing {exc}") from None
     return out

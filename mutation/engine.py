@@ -53,6 +53,23 @@ class MutationError(Exception):
     """The run cannot go on (bad input, broken baseline, worker crash). One line."""
 
 
+@dataclass(frozen=True)
+class Runtime:
+    """Where the worker runs for a target that needs its own interpreter (a
+    lightspeed-stack tree: Python 3.12 and the tree's locked dependencies)."""
+
+    python: str
+    #: what in the environment can change a verdict (the lock's hash), for the cache key
+    key: str
+    #: the worker's environment for a work copy (the trampolined source folder)
+    environ: Callable[[Path], dict[str, str]]
+
+
+#: the worker's exit code after a mutant outlived its time in a run without forks: the
+#: mutant's verdict (timeout) is written, and the engine starts the worker again
+RESTART = 75
+
+
 @dataclass
 class Mutant:
     id: str
@@ -339,7 +356,9 @@ def mutant_diff(fp: FilePlan, mu: CtxMutation) -> str:
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
-def write_work_tree(plan: Plan, selected: set[str], work: Path, copy_dir: str) -> list[str]:
+def write_work_tree(
+    plan: Plan, selected: set[str], work: Path, copy_dir: str, compile_here: bool = True
+) -> list[str]:
     """Copy the target into ``work/tree`` and write the trampolined files; returns modules."""
     tree = work / "tree"
     if work.exists():
@@ -349,6 +368,7 @@ def write_work_tree(plan: Plan, selected: set[str], work: Path, copy_dir: str) -
         plan.root / copy_dir,
         tree / copy_dir,
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        dirs_exist_ok=True,  # copy_dir "." copies all of root into the (empty) work copy
     )
     (tree / "PKG-INFO").write_text(
         f"Metadata-Version: 2.1\nName: {plan.target}\nVersion: {plan.version}\n"
@@ -376,8 +396,10 @@ def write_work_tree(plan: Plan, selected: set[str], work: Path, copy_dir: str) -
         (tree / path).write_text(mutated.code)
         modules.append(modname)
     # trampolined files are large; compile them once so that tests which start the
-    # target in a subprocess do not each pay for it
-    compileall.compile_dir(str(tree), quiet=1)
+    # target in a subprocess do not each pay for it (not for a target that runs in
+    # another interpreter, whose syntax this one may not read)
+    if compile_here:
+        compileall.compile_dir(str(tree), quiet=1)
     return modules
 
 
@@ -395,13 +417,17 @@ def run_worker(
     *,
     suite: PeerRun | None = None,
     seeds: Sequence[int] = (0,),
+    runtime: Runtime | None = None,
 ) -> dict[str, Any]:
     """Run the worker on the work copy; fills in each mutant's status. Returns baseline info.
 
     ``suite`` runs another test suite (a peer's) instead of the target's configured tests.
+    ``runtime``: run the worker in the target's own interpreter and environment.
     """
     rfd, wfd = os.pipe()
     tag = "peer-" if suite else ""
+    if runtime is not None and suite is not None:
+        raise MutationError(f"{plan.target}: no peer suite for a target run in its own environment")
     plan_file = work / f"{tag}plan.json"
     tests = list(suite.tests) if suite else list(cfg.tests)
     pytest_args = (
@@ -440,6 +466,7 @@ def run_worker(
                     for m in mutants
                 ],
                 "jobs": jobs,
+                "isolation": "fork" if suite else cfg.isolation,
                 "recheck": recheck,
                 "seeds": list(seeds),
                 "timeout_factor": TIMEOUT_FACTOR,
@@ -449,51 +476,51 @@ def run_worker(
             indent=1,
         )
     )
-    env = dict(os.environ)
+    env = runtime.environ(work / "tree") if runtime else dict(os.environ)
     env["CTXAUDIT_PROFILE"] = "mutation"
     env.pop("MUTANT_UNDER_TEST", None)
-    log = (work / f"{tag}worker.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mutation.worker", str(plan_file)],
-        cwd=REPO,
-        env=env,
-        pass_fds=(wfd,),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    os.close(wfd)
     by_id = {m.id: m for m in mutants}
     baseline: dict[str, Any] = {}
-    with os.fdopen(rfd) as results, (work / f"{tag}results.jsonl").open("w", buffering=1) as keep:
-        for line in results:
-            keep.write(line)
-            rec = json.loads(line)
-            if rec["event"] == "baseline":
-                baseline = rec
-            elif rec["event"] == "result":
-                m = by_id[rec["id"]]
-                if rec["pass"] == 1:
-                    m.status = rec["status"]
-                    m.seconds = rec["seconds"]
-                    m.tests = rec["tests"]
-                    m.killed_by = rec.get("killed_by")
-                    m.tests_completed = rec.get("tests_completed")
-                    m.reason = rec.get("reason", "")
-                    m.seed_free = bool(rec.get("seed_free"))
-                elif rec["pass"] == 2:
-                    m.second_status = rec["status"]
-                else:
-                    m.seed_checks.append(
-                        {
-                            k: rec.get(k)
-                            for k in ("seed", "status", "killed_by", "seed_free", "seconds")
-                        }
-                    )
-            elif rec["event"] == "done":
-                baseline["mutation_seconds"] = rec["seconds"]
-            if progress is not None:
-                progress({**rec, "suite": "peer"} if suite else rec)
-    code = proc.wait()
+    keep_path = work / f"{tag}results.jsonl"
+    keep_path.write_text("")
+    log = (work / f"{tag}worker.log").open("w")
+    starts, first_start = 0, time.monotonic()
+    while True:
+        starts += 1
+        proc = subprocess.Popen(
+            [
+                runtime.python if runtime else sys.executable,
+                "-m",
+                "mutation.worker",
+                str(plan_file),
+            ],
+            cwd=REPO,
+            env=env,
+            pass_fds=(wfd,),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        os.close(wfd)
+        with os.fdopen(rfd) as results, keep_path.open("a", buffering=1) as keep:
+            for line in results:
+                keep.write(line)
+                rec = json.loads(line)
+                if rec["event"] == "baseline":
+                    baseline = rec
+                elif rec["event"] == "result":
+                    _take_result(by_id[rec["id"]], rec)
+                elif rec["event"] == "done":
+                    baseline["mutation_seconds"] = time.monotonic() - first_start
+                if progress is not None:
+                    progress({**rec, "suite": "peer"} if suite else rec)
+        code = proc.wait()
+        if code != RESTART or starts > len(mutants) + 1:
+            break
+        # a mutant hung the worker (no forks): go on where it stopped
+        rfd, wfd = os.pipe()
+        plan_doc = json.loads(plan_file.read_text())
+        plan_doc.update(result_fd=wfd, resume=str(keep_path))
+        plan_file.write_text(json.dumps(plan_doc, indent=1))
     log.close()
     if code != 0 or not baseline:
         tail = (work / f"{tag}worker.log").read_text(errors="replace").strip().splitlines()[-12:]
@@ -515,6 +542,23 @@ def run_worker(
 
 
 DETECTED = ("killed", "timeout", "crashed")
+
+
+def _take_result(m: Mutant, rec: dict[str, Any]) -> None:
+    if rec["pass"] == 1:
+        m.status = rec["status"]
+        m.seconds = rec["seconds"]
+        m.tests = rec["tests"]
+        m.killed_by = rec.get("killed_by")
+        m.tests_completed = rec.get("tests_completed")
+        m.reason = rec.get("reason", "")
+        m.seed_free = bool(rec.get("seed_free"))
+    elif rec["pass"] == 2:
+        m.second_status = rec["status"]
+    else:
+        m.seed_checks.append(
+            {k: rec.get(k) for k in ("seed", "status", "killed_by", "seed_free", "seconds")}
+        )
 
 
 def _settle(m: Mutant) -> None:

@@ -41,11 +41,14 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 HIT_PREFIX = "hit:"
+#: exit code after a mutant hung a worker that runs mutants in-process (engine.RESTART)
+RESTART = 75
 DETECTED = ("killed", "timeout", "crashed")
 
 #: the seed of this process (0: the profile's derandomized examples); set in a child
@@ -127,6 +130,9 @@ class Plugin:
     plan: dict[str, Any]
     out: Any
     items: list[Any] = field(default_factory=list)
+    #: verdicts of an earlier start of this run (``plan["resume"]``), by (pass, seed, id)
+    replayed: dict[tuple[int, int, str], dict[str, Any]] = field(default_factory=dict)
+    resumed_baseline: dict[str, Any] | None = None
 
     # -- helpers run in a child -------------------------------------------------
     def _run_items(self, items: list[Any], stop_at_first_failure: bool) -> dict[str, Any]:
@@ -140,8 +146,11 @@ class Plugin:
         trampoline.record_trampoline_hit = record  # stats mode reports here
         failed: list[str] = []
         per_test: dict[str, Any] = {}
+        inline = self.plan.get("isolation") == "process"
         for i, item in enumerate(items):
             nxt = items[i + 1] if i + 1 < len(items) else None
+            if nxt is None and inline:
+                nxt = item  # the session's fixtures (the running service) stay up
             hits.clear()
             _CONSULTED[0] = False
             t0 = time.perf_counter()
@@ -217,6 +226,68 @@ class Plugin:
         now = time.monotonic()
         return _Job(mutant, pid, rfd, now + timeout, now, tests=len(items), scratch=scratch)
 
+    def _inline(
+        self,
+        mutant: dict[str, Any],
+        items: list[Any],
+        timeout: float,
+        stop: bool,
+        seed: int,
+        on_hang: dict[str, Any] | None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Run ``items`` against ``mutant`` in this process (``isolation = "process"``).
+
+        A run that outlives ``timeout`` cannot be stopped from inside: a watchdog writes
+        ``on_hang`` (the mutant's timeout verdict) and ends the worker with RESTART; the
+        engine starts it again, and it resumes after that mutant.
+        """
+        global _SEED
+        from mutmut.mutation import trampoline
+
+        def hung() -> None:
+            if on_hang is not None:
+                self._emit({**on_hang, "seconds": timeout})
+                self._emit({"event": "restart", "after": on_hang["id"]})
+            sys.stderr.write(f"mutation worker: {mutant['name']} hung after {timeout:.0f} s\n")
+            sys.stderr.flush()
+            os._exit(RESTART if on_hang is not None else 4)
+
+        watchdog = threading.Timer(timeout, hung)
+        watchdog.daemon = True
+        _SEED = seed
+        os.environ["CTXAUDIT_MUTATION_SEED"] = str(seed)
+        scratch = tempfile.mkdtemp(prefix="ctxaudit-mutant-")
+        cwd = os.getcwd()
+        watchdog.start()
+        try:
+            if mutant["name"] == "stats":
+                trampoline._mutant_under_test = "stats"
+                os.environ.pop("MUTANT_UNDER_TEST", None)
+            else:
+                trampoline.set_mutant_under_test(mutant["name"])
+            os.chdir(scratch)
+            result = self._run_items(items, stop)
+        except Exception as exc:  # noqa: BLE001 - the mutant's verdict
+            return "crashed", {"reason": repr(exc)}
+        finally:
+            watchdog.cancel()
+            trampoline.set_mutant_under_test("")  # no mutant: every function its original
+            os.chdir(cwd)
+            shutil.rmtree(scratch, ignore_errors=True)
+        return ("fail" if result["failed"] else "pass"), result
+
+    def _load_resume(self) -> None:
+        path = self.plan.get("resume")
+        if not path:
+            return
+        with open(path) as f:
+            for line in f:
+                rec = json.loads(line)
+                if rec["event"] == "baseline_detail":
+                    self.resumed_baseline = rec["payload"]
+                elif rec["event"] == "result":
+                    self.replayed[(rec["pass"], rec.get("seed", 0), rec["id"])] = rec
+
     def _emit(self, record: dict[str, Any]) -> None:
         self.out.write(json.dumps(record) + "\n")
         self.out.flush()
@@ -224,8 +295,13 @@ class Plugin:
     # -- the loop ---------------------------------------------------------------
     def _baseline(self) -> dict[str, Any]:
         seeds = self.plan.get("seeds") or [0]
-        job = self._fork({"name": "stats"}, self.items, 3600.0, stop=False, seed=seeds[0])
-        status, payload = _wait(job, block=True)
+        if self.plan.get("isolation") == "process":
+            status, payload = self._inline(
+                {"name": "stats"}, self.items, 3600.0, stop=False, seed=seeds[0], on_hang=None
+            )
+        else:
+            job = self._fork({"name": "stats"}, self.items, 3600.0, stop=False, seed=seeds[0])
+            status, payload = _wait(job, block=True)
         if status not in ("pass", "fail") or "tests" not in payload:
             raise SystemExit(f"mutation worker: baseline run crashed ({status}): {payload}")
         return payload
@@ -235,8 +311,13 @@ class Plugin:
         t0 = time.monotonic()
         with contextlib.suppress(ImportError):
             install_seed_hook()
-        base = self._baseline()
+        inline = plan.get("isolation") == "process"
+        self._load_resume()
+        resumed = self.resumed_baseline is not None
+        base = self.resumed_baseline if self.resumed_baseline is not None else self._baseline()
         base_time = time.monotonic() - t0
+        if inline and not resumed:  # what a restarted worker needs to go on
+            self._emit({"event": "baseline_detail", "payload": base})
         tests = base["tests"]
         failing = set(base["failed"])
         usable = [it for it in self.items if it.nodeid not in failing]
@@ -246,19 +327,20 @@ class Plugin:
                 by_function.setdefault(fn, []).append(it)
         for lst in by_function.values():
             lst.sort(key=lambda it: (tests[it.nodeid]["duration"], it.nodeid))
-        self._emit(
-            {
-                "event": "baseline",
-                "seconds": base_time,
-                "tests": len(self.items),
-                "failing": sorted(failing),
-                "functions_reached": sorted(by_function),
-                "modules": {
-                    name: getattr(sys.modules.get(name), "__file__", None)
-                    for name in plan["modules"]
-                },
-            }
-        )
+        if not resumed:
+            self._emit(
+                {
+                    "event": "baseline",
+                    "seconds": base_time,
+                    "tests": len(self.items),
+                    "failing": sorted(failing),
+                    "functions_reached": sorted(by_function),
+                    "modules": {
+                        name: getattr(sys.modules.get(name), "__file__", None)
+                        for name in plan["modules"]
+                    },
+                }
+            )
         if not by_function and not plan.get("allow_unreached"):
             raise SystemExit(
                 "mutation worker: no test reached a mutated function - is the target "
@@ -286,6 +368,44 @@ class Plugin:
         seed_free = {n for n, t in tests.items() if not t.get("hypothesis")}
         passed_first: dict[str, set[str]] = {}
 
+        def settle(
+            mu: dict[str, Any],
+            pass_no: int,
+            seed: int,
+            status: str,
+            payload: dict[str, Any],
+            seconds: float,
+            ntests: int,
+        ) -> dict[str, Any]:
+            verdict = {"fail": "killed", "pass": "survived"}.get(status, status)
+            rec: dict[str, Any] = {
+                "event": "result",
+                "pass": pass_no,
+                "seed": seed,
+                "id": mu["id"],
+                "status": verdict,
+                "seconds": seconds,
+                "tests": ntests,
+            }
+            if verdict == "killed" and payload.get("failed"):
+                rec["killed_by"] = payload["failed"][0]
+                rec["seed_free"] = rec["killed_by"] in seed_free
+                rec["tests_completed"] = len(payload.get("tests", {}))
+            if pass_no == 1:
+                rec["passed"] = sorted(
+                    n for n, t in payload.get("tests", {}).items() if not t["failed"]
+                )
+            if verdict == "crashed":
+                rec["reason"] = payload.get("reason") or payload.get("error", "")
+            return rec
+
+        def account(mu: dict[str, Any], rec: dict[str, Any]) -> None:
+            if rec.get("killed_by"):
+                per = kills.setdefault(mu["function_key"], {})
+                per[rec["killed_by"]] = per.get(rec["killed_by"], 0) + 1
+            if rec["pass"] == 1:
+                passed_first[mu["id"]] = set(rec.get("passed", ()))
+
         def run_pass(
             mutants: list[dict[str, Any]],
             pass_no: int,
@@ -295,29 +415,41 @@ class Plugin:
             verdicts: dict[str, dict[str, Any]] = {}
             queue = list(mutants)
             running: list[_Job] = []
-            jobs = max(1, int(plan.get("jobs", 1)))
+            jobs = 1 if inline else max(1, int(plan.get("jobs", 1)))
             while queue or running:
                 while queue and len(running) < jobs:
                     mu = queue.pop(0)
+                    earlier = self.replayed.get((pass_no, seed, mu["id"]))
+                    if earlier is not None:  # decided before a restart
+                        account(mu, earlier)
+                        verdicts[mu["id"]] = earlier
+                        continue
                     items = order(mu) if order else ordered(mu)
                     if not items:
-                        verdicts[mu["id"]] = {"status": "no-coverage"}
-                        self._emit(
-                            {
-                                "event": "result",
-                                "pass": pass_no,
-                                "seed": seed,
-                                "id": mu["id"],
-                                "status": "no-coverage",
-                                "seconds": 0.0,
-                                "tests": 0,
-                            }
-                        )
+                        rec = settle(mu, pass_no, seed, "no-coverage", {}, 0.0, 0)
+                        verdicts[mu["id"]] = rec
+                        self._emit(rec)
                         continue
                     budget = sum(tests[it.nodeid]["duration"] for it in items)
-                    running.append(
-                        self._fork(mu, items, factor * budget + const, stop=True, seed=seed)
-                    )
+                    timeout = factor * budget + const
+                    if inline:
+                        started = time.monotonic()
+                        hang = settle(mu, pass_no, seed, "timeout", {}, timeout, len(items))
+                        status, payload = self._inline(mu, items, timeout, True, seed, hang)
+                        rec = settle(
+                            mu,
+                            pass_no,
+                            seed,
+                            status,
+                            payload,
+                            time.monotonic() - started,
+                            len(items),
+                        )
+                        account(mu, rec)
+                        verdicts[mu["id"]] = rec
+                        self._emit(rec)
+                        continue
+                    running.append(self._fork(mu, items, timeout, stop=True, seed=seed))
                 if not running:
                     continue
                 now = time.monotonic()
@@ -329,28 +461,16 @@ class Plugin:
                         continue
                     status, payload = _wait(job, block=True)
                     running.remove(job)
-                    verdict = {"fail": "killed", "pass": "survived"}.get(status, status)
-                    rec = {
-                        "event": "result",
-                        "pass": pass_no,
-                        "seed": seed,
-                        "id": job.mutant["id"],
-                        "status": verdict,
-                        "seconds": time.monotonic() - job.started,
-                        "tests": job.tests,
-                    }
-                    if verdict == "killed" and payload.get("failed"):
-                        rec["killed_by"] = payload["failed"][0]
-                        rec["seed_free"] = rec["killed_by"] in seed_free
-                        per = kills.setdefault(job.mutant["function_key"], {})
-                        per[rec["killed_by"]] = per.get(rec["killed_by"], 0) + 1
-                        rec["tests_completed"] = len(payload.get("tests", {}))
-                    if pass_no == 1:
-                        passed_first[job.mutant["id"]] = {
-                            n for n, t in payload.get("tests", {}).items() if not t["failed"]
-                        }
-                    if verdict == "crashed":
-                        rec["reason"] = payload.get("reason") or payload.get("error", "")
+                    rec = settle(
+                        job.mutant,
+                        pass_no,
+                        seed,
+                        status,
+                        payload,
+                        time.monotonic() - job.started,
+                        job.tests,
+                    )
+                    account(job.mutant, rec)
                     verdicts[job.mutant["id"]] = rec
                     self._emit(rec)
             return verdicts
@@ -497,7 +617,8 @@ def _wait(job: _Job, block: bool) -> tuple[str, dict[str, Any]]:
 def main(argv: list[str]) -> int:
     with open(argv[0]) as f:
         plan = json.load(f)
-    pin_package(plan["package"], plan["tree"])
+    if plan["package"]:
+        pin_package(plan["package"], plan["tree"])
     # a peer suite's own packages (e.g. the sdist's gitreins/ beside engine/) come
     # right after the pinned work copy, before site-packages
     for extra in reversed(plan.get("sys_path", [])):

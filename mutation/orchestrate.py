@@ -1,0 +1,449 @@
+"""The orchestration behind the public API of :mod:`mutation` (run, merge). See mutation/README.md.
+
+Python API (what ``ctxaudit audit`` calls)::
+
+    from mutation import run, merge
+    result = run("gitreins", "0.17.1", Path("reports/gitreins-0.17.1"))
+    result.gate_passed, result.counts, result.elapsed, result.mutants_per_second
+
+    # on N machines, then once:
+    run("ledger", "", out, shard=(1, 3)) ... run("ledger", "", out, shard=(3, 3))
+    merge([out]) -> MutationResult (writes mutation.json / mutation.md, decides the gate)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxaudit.suite import commit as suite_commit
+from mutation import cache as verdict_cache
+from mutation import engine, report
+from mutation.config import ConfigError, target_config
+from mutation.engine import REPO, SHARD_FORMAT, MutationError
+from mutation.peer import merge_peer, run_peer
+
+__all__ = ["MutationError", "MutationResult", "merge", "resolve_target", "run"]
+
+#: the cache entry that keeps the baseline's failing tests for a run that reused everything
+BASELINE_ENTRY = "<baseline>"
+
+
+@dataclass
+class MutationResult:
+    target: str
+    version: str
+    gate_passed: bool
+    gate_failures: list[str]
+    counts: dict[str, dict[str, int]]
+    scores: dict[str, float | None]
+    total: int
+    elapsed: float
+    mutants_per_second: float
+    shard: tuple[int, int] | None = None
+    report_json: Path | None = None
+    report_md: Path | None = None
+    shard_file: Path | None = None
+    errors: list[str] = field(default_factory=list)
+    #: the Hypothesis seeds of the run (pass 1 under the first; 0 = derandomized)
+    seeds: list[int] = field(default_factory=lambda: [0])
+    #: per kind: detected gated mutants killed robustly / seed-dependently
+    robustness: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: verdicts reused from the cache / run
+    reused: int = 0
+
+    def summary_line(self) -> str:
+        parts = [
+            f"{k} {sum(v[s] for s in report.DETECTED)}/{sum(v.values())}"
+            for k, v in self.counts.items()
+            if sum(v.values())
+        ]
+        gate = "passed" if self.gate_passed else f"FAILED ({len(self.gate_failures)} not killed)"
+        where = f" shard {self.shard[0]}/{self.shard[1]}" if self.shard else ""
+        robust = sum(r["robust"] for r in self.robustness.values())
+        dependent = sum(r["seed-dependent"] for r in self.robustness.values())
+        seeds = (
+            f"; seeds {','.join(map(str, self.seeds))}: {robust} robust, "
+            f"{dependent} seed-dependent kills"
+            if len(self.seeds) > 1
+            else f"; seed {self.seeds[0]}"
+        )
+        return (
+            f"mutation {self.target} {self.version}{where}: {self.total} mutants, "
+            + ", ".join(parts)
+            + f" killed{seeds}; {self.reused} verdicts reused; "
+            + f"{self.elapsed:.0f} s ({self.mutants_per_second:.1f}/s); gate {gate}"
+        )
+
+
+def resolve_target(target: str, tree_or_spec: str | None) -> tuple[Path, str, str]:
+    """(root that holds the package, version, folder to copy) for a target spec."""
+    found = resolve(target, tree_or_spec)
+    return found.root, found.version, found.copy_dir
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A target version as the mutation run needs it."""
+
+    root: Path  # the folder whose files targets.toml names
+    version: str
+    copy_dir: str  # what the work copy holds ("." = all of root)
+    #: the interpreter the worker runs in and the worker's environment for a work
+    #: copy (None: this interpreter and environment, the target's package pinned)
+    runtime: engine.Runtime | None = None
+
+
+def resolve(target: str, tree_or_spec: str | None) -> Resolved:
+    if target == "ledger":
+        root = Path(tree_or_spec).resolve() if tree_or_spec else REPO
+        init = root / "ledger" / "__init__.py"
+        if not init.is_file():
+            raise MutationError(f"ledger: no ledger/ package under {root}")
+        m = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", init.read_text(), re.M)
+        version = m.group(1) if m else _project_version()
+        return Resolved(root, version, "ledger")
+    if target == "gitreins":
+        from ctxaudit.targets.gitreins import TargetError
+        from ctxaudit.targets.gitreins import resolve as resolve_gitreins
+
+        try:
+            tree = resolve_gitreins(tree_or_spec or "")
+        except TargetError as exc:
+            raise MutationError(str(exc)) from None
+        return Resolved(tree.root, tree.version, "engine")
+    if target == "lightspeed-stack":
+        from mutation.lightspeed import resolve_tree
+
+        root, version, runtime = resolve_tree(tree_or_spec)
+        return Resolved(root, version, ".", runtime)
+    raise MutationError(f"unknown target {target!r}; choose ledger, gitreins or lightspeed-stack")
+
+
+def _matches(m: engine.Mutant, pattern: str) -> bool:
+    """``--only``: the stable id, or for a catalogued mutant also
+    ``<file>:<function>:<kind>:catalogue:<entry>`` (so ``<file>:<function>:*`` takes the
+    function's catalogued mutants too)."""
+    if fnmatch.fnmatchcase(m.id, pattern):
+        return True
+    alias = f"{m.file}:{m.function}:{m.kind}:catalogue:{m.catalogue}"
+    return m.catalogue is not None and fnmatch.fnmatchcase(alias, pattern)
+
+
+def _project_version() -> str:
+    import tomllib
+
+    return str(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"])
+
+
+def run(
+    target: str,
+    tree_or_spec: str | None,
+    out_dir: Path,
+    shard: tuple[int, int] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    jobs: int = 2,
+    recheck: str = "gated",
+    coverage: bool = True,
+    other_sample: float = 1.0,
+    peer: bool = False,
+    only: Sequence[str] = (),
+    seeds: Sequence[int] = (0, 1, 2),
+    cache: bool = True,
+) -> MutationResult:
+    """Mutate ``target``, run its suite against every mutant, write reports into ``out_dir``.
+
+    With ``shard=(i, n)`` only the i-th of n deterministic shards runs and
+    ``out_dir/mutation-shard-i-of-n.json`` is written; :func:`merge` makes the report.
+    ``other_sample`` < 1 runs only that fraction of the ``other`` mutants (chosen by a
+    hash of their id, so the same ones every time); removed-write, wrong-comparison and
+    catalogued mutants always all run.
+    ``peer=True`` also runs the same mutants against the target's own test suite (for
+    gitreins: the tests of its sdist, see ``[gitreins.peer]`` in targets.toml) and reports
+    both side by side; the peer's result never decides the gate.
+    ``seeds``: pass 1 runs under the first; each detected gated mutant whose killer uses
+    Hypothesis runs again under the others, and only robust kills pass the gate (seed 0 is
+    the ``mutation`` profile's derandomized examples).
+    ``cache``: reuse verdicts stored under ``.cache/mutation-verdicts/`` (see
+    ``mutation/cache.py``) and store the new ones.
+    """
+    if not 0.0 < other_sample <= 1.0:
+        raise MutationError(f"bad other_sample {other_sample}: need 0 < f <= 1")
+    if shard is not None:
+        i, n = shard
+        if not (n >= 1 and 1 <= i <= n):
+            raise MutationError(f"bad shard {i}/{n}: need 1 <= I <= N")
+    if recheck not in ("gated", "survivors", "all", "none"):
+        raise MutationError(f"bad recheck {recheck!r}: gated, survivors, all or none")
+    seeds = [int(x) for x in seeds]
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise MutationError(f"bad seeds {seeds}: need distinct seeds >= 0")
+    t0 = time.monotonic()
+    try:
+        cfg = target_config(target)
+    except ConfigError as exc:
+        raise MutationError(str(exc)) from None
+    found = resolve(target, tree_or_spec)
+    root, version, copy_dir = found.root, found.version, found.copy_dir
+    plan = engine.build_plan(target, cfg, root, version)
+    i, n = shard or (1, 1)
+    planned = [m for m in plan.mutants if engine.sampled(m, other_sample)]
+    unsampled = len(plan.mutants) - len(planned)
+    selected = [m for m in planned if engine.shard_of(m.id, n) == i - 1]
+    if only:
+        selected = [m for m in selected if any(_matches(m, p) for p in only)]
+        if not selected:
+            raise MutationError(f"no mutant id matches {' or '.join(only)}")
+    # one work folder per run, so two runs of the same target never share one; it is
+    # removed after a run that finished (kept on an error, or with CTXAUDIT_KEEP_WORK=1)
+    work = engine.WORK / f"{target}-{version}-{i}of{n}.{os.getpid()}"
+    vcache = None
+    reused: list[engine.Mutant] = []
+    if cache:
+        vcache = verdict_cache.VerdictCache(
+            # a target run in its own environment: the environment's key too
+            target=verdict_cache.target_digest(root, copy_dir)
+            + (f"+{found.runtime.key}" if found.runtime else ""),
+            suite=verdict_cache.suite_digest(),
+            profile=verdict_cache.run_profile(recheck),
+            seeds=tuple(seeds),
+        )
+        reused = vcache.fill(selected)
+    reused_ids = {m.id for m in reused}
+    to_run = [m for m in selected if m.id not in reused_ids]
+    # the peer runs every selected mutant, so its work copy needs them all
+    in_tree = selected if peer else to_run
+    # nothing to run: no work copy (writing and compiling it is most of a cached run)
+    modules: list[str] = []
+    if in_tree:
+        modules = engine.write_work_tree(
+            plan, {m.id for m in in_tree}, work, copy_dir, compile_here=found.runtime is None
+        )
+    else:
+        work.mkdir(parents=True, exist_ok=True)
+    setup = time.monotonic() - t0
+    if progress:
+        progress(
+            {
+                "event": "plan",
+                "target": target,
+                "version": version,
+                "mutants": len(selected),
+                "all": len(plan.mutants),
+            }
+        )
+    tests_arg = str(work / "tree")
+    baseline: dict[str, Any] = {}
+    if progress and reused:
+        progress({"event": "cache", "reused": len(reused), "run": len(to_run)})
+    if to_run:
+        baseline = engine.run_worker(
+            plan,
+            cfg,
+            to_run,
+            work,
+            tests_arg,
+            jobs,
+            recheck,
+            progress,
+            modules,
+            seeds=seeds,
+            runtime=found.runtime,
+        )
+        if vcache is not None:
+            vcache.store(to_run)
+            vcache.put(BASELINE_ENTRY, {"failing": baseline.get("failing", [])})
+    elif vcache is not None and selected:
+        baseline = {"failing": (vcache.get(BASELINE_ENTRY) or {}).get("failing", [])}
+    peer_doc = None
+    if peer and selected:
+        peer_doc = run_peer(
+            target, tree_or_spec, plan, cfg, selected, work, modules, jobs, progress
+        )
+    cov = None
+    if coverage and i == 1:
+        cov = engine.branch_coverage(plan, cfg, str(root), work)
+    chosen = {m.id for m in selected}
+    for fp in plan.files.values():
+        for m, mu in fp.mutations:
+            if m.id in chosen and m.status not in report.DETECTED:
+                m.diff = engine.mutant_diff(fp, mu)
+    elapsed = time.monotonic() - t0
+    doc = {
+        "format": SHARD_FORMAT,
+        "target": target,
+        "version": version,
+        "root": str(root),
+        "shard": [i, n],
+        "total_mutants": len(planned),
+        "other_sample": other_sample,
+        "other_not_sampled": unsampled,
+        "only": list(only),
+        "seeds": seeds,
+        "cache": {
+            "used": vcache is not None,
+            "reused": len(reused),
+            "ran": len(to_run),
+            "target_digest": vcache.target if vcache else None,
+            "suite_digest": vcache.suite if vcache else None,
+        },
+        # the ctxaudit suites leave the regions of these known findings out (the audit
+        # sets it to the findings that reproduce on this version)
+        "findings_excluded": os.environ.get("CTXAUDIT_FINDINGS"),
+        "suite": suite_commit(),
+        "plan_digest": plan.digest,
+        "sources": {p: fp.source for p, fp in plan.files.items()},
+        "mutants": [engine.mutant_to_json(m) for m in selected],
+        "baseline": baseline,
+        "coverage": cov,
+        "not_applicable": plan.not_applicable,
+        "excluded": plan.excluded,
+        "deselected": [list(d) for d in cfg.deselect],
+        "peer": peer_doc,
+        "timings": {
+            "setup": setup,
+            "baseline": baseline.get("seconds", 0.0),
+            "mutation": baseline.get("mutation_seconds", 0.0) - baseline.get("seconds", 0.0),
+            "total": elapsed,
+        },
+    }
+    # the results stay in the work folder until the reports are written: a report that
+    # cannot be written leaves them there (with the worker's results.jsonl)
+    if work.exists():
+        (work / "result-doc.json").write_text(json.dumps(doc) + "\n")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if shard is not None:
+        path = out_dir / f"mutation-shard-{i}-of-{n}.json"
+        path.write_text(json.dumps(doc) + "\n")
+        res = _result(_finish(doc, [doc]), None, None)
+        res.shard = (i, n)
+        res.shard_file = path
+    else:
+        final = _finish(doc, [doc])
+        js, md = report.write_reports(final, out_dir)
+        res = _result(final, js, md)
+    if not os.environ.get("CTXAUDIT_KEEP_WORK"):
+        shutil.rmtree(work, ignore_errors=True)
+    return res
+
+
+def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    mutants = [m for d in docs for m in d["mutants"]]
+    timings = {
+        k: sum(d["timings"].get(k, 0.0) for d in docs) for k in ("setup", "baseline", "mutation")
+    }
+    timings["total"] = max(d["timings"].get("total", 0.0) for d in docs)
+    timings["cpu_total"] = sum(d["timings"].get("total", 0.0) for d in docs)
+    cov = next((d["coverage"] for d in docs if d.get("coverage")), None)
+    peers = [d["peer"] for d in docs if d.get("peer")]
+    failing = sorted({t for d in docs for t in d.get("baseline", {}).get("failing", [])})
+    final = {
+        **{
+            k: first[k]
+            for k in ("target", "version", "root", "sources", "not_applicable", "excluded")
+        },
+        # the same in every shard of one plan
+        **{
+            k: first.get(k)
+            for k in (
+                "other_sample",
+                "other_not_sampled",
+                "only",
+                "deselected",
+                "findings_excluded",
+                "seeds",
+            )
+            if first.get(k) is not None
+        },
+        "mutants": mutants,
+        "coverage": cov,
+        "timings": timings,
+        "baseline": {"failing": failing},
+        "shards": len(docs),
+        "peer": merge_peer(peers) if peers else None,
+        "cache": {
+            "reused": sum((d.get("cache") or {}).get("reused", 0) for d in docs),
+            "ran": sum((d.get("cache") or {}).get("ran", len(d["mutants"])) for d in docs),
+        },
+    }
+    equivalents = engine.load_equivalents(target=first["target"])
+    return report.apply_gate(final, equivalents)
+
+
+def _result(doc: dict[str, Any], js: Path | None, md: Path | None) -> MutationResult:
+    counts = report.kinds_counts(doc)
+    scores = {k: v["score"] for k, v in report.summary(doc["mutants"], "kind").items()}
+    total = len(doc["mutants"])
+    elapsed = doc["timings"]["total"]
+    mut = doc["timings"].get("mutation", 0.0)
+    return MutationResult(
+        target=doc["target"],
+        version=doc["version"],
+        gate_passed=doc["gate"]["passed"],
+        gate_failures=list(doc["gate"]["failures"]),
+        counts=counts,
+        scores=scores,
+        total=total,
+        elapsed=elapsed,
+        mutants_per_second=(total / mut) if mut > 0 else 0.0,
+        report_json=js,
+        report_md=md,
+        seeds=list(doc.get("seeds", [0])),
+        robustness=report.robustness(doc["mutants"]),
+        reused=int((doc.get("cache") or {}).get("reused", 0)),
+    )
+
+
+def merge(paths: Sequence[Path], out_dir: Path | None = None) -> MutationResult:
+    """Combine shard files (or folders holding them) into one report and one gate."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files += sorted(p.glob("mutation-shard-*-of-*.json")) if p.is_dir() else [p]
+    if not files:
+        raise MutationError("merge: no shard files (mutation-shard-I-of-N.json) found")
+    docs = []
+    for f in files:
+        try:
+            d = json.loads(f.read_text())
+        except (OSError, ValueError) as exc:
+            raise MutationError(f"merge: cannot read {f}: {exc}") from None
+        if d.get("format") != SHARD_FORMAT:
+            raise MutationError(f"merge: {f} is not a shard result")
+        docs.append(d)
+    first = docs[0]
+    n = first["shard"][1]
+    for d in docs:
+        same = (d["target"], d["version"], d["shard"][1], d["plan_digest"])
+        if same != (first["target"], first["version"], n, first["plan_digest"]):
+            raise MutationError(
+                "merge: shards come from different runs (target, version, N or mutants differ)"
+            )
+    got = sorted(d["shard"][0] for d in docs)
+    if got != list(range(1, n + 1)):
+        raise MutationError(f"merge: need shards 1..{n} exactly once, got {got}")
+    ids = [m["id"] for d in docs for m in d["mutants"]]
+    if len(ids) != len(set(ids)) or len(ids) != first["total_mutants"]:
+        raise MutationError(
+            f"merge: the shards hold {len(ids)} mutants, the plan has {first['total_mutants']}"
+        )
+    final = _finish(first, docs)
+    out = Path(out_dir) if out_dir else files[0].parent
+    js, md = report.write_reports(final, out)
+    return _result(final, js, md)
+
+
+def result_as_dict(res: MutationResult) -> dict[str, Any]:
+    d = asdict(res)
+    for k in ("report_json", "report_md", "shard_file"):
+        d[k] = str(d[k]) if d[k] else None
+    return d

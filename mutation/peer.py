@@ -1,0 +1,122 @@
+"""The peer comparison: the same mutants against a target's own test suite (never gated).
+
+See mutation/README.md, "Peer comparison".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mutation import engine, peer_outcomes
+from mutation.engine import MutationError
+
+
+def run_peer(
+    target: str,
+    tree_or_spec: str | None,
+    plan: engine.Plan,
+    cfg: Any,
+    selected: list[engine.Mutant],
+    work: Path,
+    modules: list[str],
+    jobs: int,
+    progress: Callable[[dict[str, Any]], None] | None,
+) -> dict[str, Any]:
+    """The same mutants against the target's own tests. Never raises: errors are reported."""
+    if cfg.peer is None:
+        return {"error": f"no peer suite is configured for {target} in mutation/targets.toml"}
+    t0 = time.monotonic()
+    try:
+        suite = _peer_suite(target, tree_or_spec, cfg)
+    except MutationError as exc:
+        return {"name": cfg.peer.name, "error": str(exc)}
+    # why tests cannot run on the unmutated tree, written by mutation/peer_outcomes.py
+    outcomes = work / "peer-outcomes.jsonl"
+    suite = dataclasses.replace(
+        suite, pytest_args=(*suite.pytest_args, *peer_outcomes.plugin_args(outcomes))
+    )
+    doc: dict[str, Any] = {
+        "name": suite.name,
+        "root": suite.root,
+        "tests": [str(Path(t).relative_to(suite.root)) for t in suite.tests],
+        "selection_reason": suite.selection_reason,
+        "deselected": [list(d) for d in suite.deselect],
+        "plugins": peer_outcomes.plugins_supplied(suite.pytest_args),
+    }
+    if progress:
+        progress({"event": "peer", "suite": suite.name, "tests": len(suite.tests)})
+    clones = [
+        dataclasses.replace(
+            m, status="pending", second_status=None, killed_by=None, reason="", seconds=0.0
+        )
+        for m in selected
+    ]
+    try:
+        base = engine.run_worker(
+            plan, cfg, clones, work, "", jobs, "none", progress, modules, suite=suite
+        )
+    except MutationError as exc:
+        doc["error"] = str(exc)
+        return doc
+    doc["baseline"] = {
+        "tests": base.get("tests", 0),
+        "failing": base.get("failing", []),
+        "functions_reached": base.get("functions_reached", []),
+        "not_run": peer_outcomes.summarize(peer_outcomes.read(outcomes)),
+    }
+    doc["timings"] = {
+        "baseline": base.get("seconds", 0.0),
+        "mutation": base.get("mutation_seconds", 0.0) - base.get("seconds", 0.0),
+        "total": time.monotonic() - t0,
+    }
+    doc["results"] = {m.id: [m.status, m.killed_by] for m in clones}
+    return doc
+
+
+def _peer_suite(target: str, tree_or_spec: str | None, cfg: Any) -> engine.PeerRun:
+    if target != "gitreins":
+        raise MutationError(f"no peer suite for {target}")
+    from ctxaudit.targets.gitreins import TargetError, resolve
+    from ctxaudit.targets.gitreins_sdist import tests_root
+
+    try:
+        root = tests_root(resolve(tree_or_spec or ""))
+    except TargetError as exc:
+        raise MutationError(str(exc)) from None
+    peer = cfg.peer
+    files = sorted(
+        str(p)
+        for p in (root / "tests").glob("test_*.py")
+        if peer.tests_matching.search(p.read_text(errors="replace"))
+    )
+    if not files:
+        raise MutationError(f"{peer.name}: no test file under {root / 'tests'} matches")
+    return engine.PeerRun(
+        name=peer.name,
+        root=str(root),
+        tests=tuple(files),
+        pytest_args=tuple(a.replace("{peer}", str(root)) for a in peer.pytest_args),
+        deselect=peer.deselect,
+        sys_path=(str(root),),
+        selection_reason=peer.selection_reason,
+    )
+
+
+def merge_peer(peers: list[dict[str, Any]]) -> dict[str, Any]:
+    first = dict(peers[0])
+    errors = [p["error"] for p in peers if p.get("error")]
+    if errors:
+        first["error"] = errors[0]
+    results: dict[str, Any] = {}
+    for p in peers:
+        results.update(p.get("results", {}))
+    first["results"] = results
+    first["timings"] = {
+        k: sum(p.get("timings", {}).get(k, 0.0) for p in peers)
+        for k in ("baseline", "mutation", "total")
+    }
+    return first
