@@ -5,6 +5,11 @@ imported modules). For each one the audit writes
 ``reports/<target>-<version>/findings.json`` and ``findings.md``: every
 property with its verdict and, for each finding, the minimal reproduction
 Hypothesis shrank to.
+
+Nothing here names a target: what a target is (its suites, properties, known findings,
+the process its suites run in, its mutation scope) is asked of its
+:class:`~ctxaudit.targets.base.Target` (``ctxaudit.targets.get(name)``). The mutation
+audit runs ``python -m mutation`` in its own process (:func:`run_mutation`).
 """
 
 from __future__ import annotations
@@ -13,186 +18,41 @@ import contextlib
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import findings as registry
+from ctxaudit import targets
+from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.target_report import Finding, TargetReport, heading, judge
 from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
-from ctxaudit.targets.gitreins import REPO_ROOT, TargetError, resolve
+from ctxaudit.targets.base import Described as Target  # re-exported: one target version
+from ctxaudit.targets.base import TargetError as TargetError  # re-exported
 from ctxaudit.templating import render
 
-PROPERTIES: dict[str, dict[str, str]] = {
-    "gitreins": {
-        "B1": "metering",
-        "B2": "input/output cap at >=",
-        "B3": "iteration cap checked before the call",
-        "B4": "time cap",
-        "B5": "context reset",
-        "B6": "cap configuration",
-        "V1": "when the valve fires",
-        "V2": "never when unlimited or idle",
-        "V3": "what compaction does",
-        "V4": "progress survives",
-        "V5": "at most three",
-        "V6": "context errors",
-        "V7": "the valve protects the cap",
-        "V8": "bad configuration",
-    },
-    "ledger": {
-        "S1": "whose turn",
-        "S2": "what is stored",
-        "S3": "once",
-        "S4": "hand-over",
-        "S5": "nothing slips through",
-        "S6": "the conversation",
-        "S7": "failed writes",
-        "S8": "one writer",
-        "S9": "compaction is invisible (blocking paths)",
-        "C1": "compaction trigger",
-    },
-    "lightspeed-stack": {
-        "S1": "whose turn",
-        "S2": "what is stored",
-        "S3": "once",
-        "S4": "hand-over (needs an owner: not in these trees)",
-        "S5": "nothing slips through (needs an owner: not in these trees)",
-        "S6": "the conversation",
-        "S7": "failed writes (the tree's own writes, failed through the OGX client)",
-        "S8": "one writer (needs an owner: not in these trees)",
-        "S9": "compaction is invisible",
-        "C1": "compaction trigger",
-    },
-}
-SUITES = {
-    "gitreins": ["tests/gitreins"],
-    "ledger": ["tests/settlement"],
-    "lightspeed-stack": ["tests/lightspeed/inenv"],
-}
-LIGHTSPEED = "lightspeed-stack"
-# Tests about the suite itself (release history), not about one target.
-NOT_PER_TARGET = ["tests/gitreins/test_history.py", "tests/lightspeed/inenv/test_history.py"]
-
-
-@dataclass
-class Target:
-    kind: str  # "gitreins" | "ledger" | "lightspeed-stack"
-    spec: str  # what the suite is given (--gitreins=..., a lightspeed-stack spec)
-    version: str
-    repo: Path | None = None  # lightspeed-stack: the repository the spec is resolved in
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}-{self.version}"
+#: target name -> its properties (id -> short name); each target's own is
+#: ``targets.get(name).properties``
+PROPERTIES: dict[str, dict[str, str]] = targets.properties()
 
 
 def parse_target(spec: str, lightspeed_repo: Path | None = None) -> list[Target]:
-    """``ledger``, ``gitreins==X``, ``gitreins>=X`` (a range), ``gitreins``
-    (pinned), a path to a gitreins tree, or a lightspeed-stack spec
-    (``lightspeed-stack==TAG``, ``@REV``, a range of tags, or a path to a
-    working tree, resolved in ``lightspeed_repo``). Raises TargetError."""
-    spec = spec.strip()
-    if spec.startswith(LIGHTSPEED) or _is_lightspeed_tree(spec):
-        return _lightspeed_targets(spec, lightspeed_repo)
-    if spec == "ledger":
-        return [Target("ledger", "ledger", _ledger_version())]
-    if spec in ("gitreins", "gitreins==pinned"):
-        tree = resolve("")
-        return [Target("gitreins", tree.version, tree.version)]
-    m = re.match(r"^gitreins\s*(==|>=|<=|>|<|~=|!=)\s*(\S+)$", spec)
-    if m and m.group(1) == "==":
-        tree = resolve(f"gitreins=={m.group(2)}")
-        return [Target("gitreins", tree.version, tree.version)]
-    if m or (spec.startswith("gitreins") and "," in spec):
-        return [Target("gitreins", v, v) for v in published_versions(spec)]
-    if spec.startswith("gitreins") or "/" in spec or Path(spec).exists():
-        if spec.startswith("gitreins"):
-            raise TargetError(
-                f"target {spec!r}: expected gitreins==X, a range like gitreins>=0.13.0, or a path"
-            )
-        tree = resolve(spec)
-        return [Target("gitreins", str(tree.root), tree.version)]
-    raise TargetError(f"target {spec!r}: expected 'ledger', 'gitreins==X', 'gitreins>=X' or a path")
+    """The target versions a ``--target`` spec names (``ctxaudit.targets.parse``):
+    ``ledger``, ``gitreins==X``, ``gitreins>=X`` (a range), ``gitreins`` (pinned), a
+    path to a gitreins tree, or a lightspeed-stack spec (``lightspeed-stack==TAG``,
+    ``@REV``, a range of tags, or a path to a working tree, resolved in
+    ``lightspeed_repo``). Raises TargetError."""
+    return targets.parse(spec, lightspeed_repo)
 
 
-def _is_lightspeed_tree(spec: str) -> bool:
-    return (Path(spec).expanduser() / "src/app/endpoints/query.py").is_file()
-
-
-def _lightspeed_targets(spec: str, repo: Path | None) -> list[Target]:
-    from ctxaudit.targets.lightspeed import tree as lstree
-
-    try:
-        trees = lstree.resolve_many(spec, repo)
-    except lstree.TargetError as exc:
-        raise TargetError(str(exc)) from None
-    targets = []
-    for tree in trees:
-        if tree.origin == "path":
-            again = str(tree.root)
-        elif tree.tag:
-            again = f"{LIGHTSPEED}=={tree.tag}"
-        else:
-            again = f"{LIGHTSPEED}@{tree.commit}"
-        version = tree.label.removeprefix(f"{LIGHTSPEED}-")
-        rev = spec.partition("@")[2]
-        if tree.origin == "rev" and rev and not re.fullmatch(r"[0-9a-f]{7,40}", rev):
-            version = f"{rev.replace('/', '-')}-g{(tree.commit or '')[:7]}"  # main-gcd1a048
-        targets.append(Target(LIGHTSPEED, again, version, repo))
-    return targets
-
-
-def published_versions(spec: str) -> list[str]:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.version import Version
-
-    try:
-        req = Requirement(spec.replace(" ", ""))
-    except InvalidRequirement as exc:
-        raise TargetError(f"target {spec!r}: {exc}") from None
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "index",
-            "versions",
-            "gitreins",
-            "--disable-pip-version-check",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    m = re.search(r"Available versions:\s*(.+)", proc.stdout)
-    if proc.returncode != 0 or not m:
-        raise TargetError(f"target {spec!r}: could not list gitreins releases from PyPI")
-    versions = sorted((Version(v.strip()) for v in m.group(1).split(",")), reverse=False)
-    chosen = [str(v) for v in versions if req.specifier.contains(v)]
-    if not chosen:
-        raise TargetError(f"target {spec!r}: no published gitreins version matches")
-    return chosen
-
-
-def _ledger_version() -> str:
-    """The ledger is versioned with the project (pyproject.toml), as in the
-    mutation reports, so both land in reports/ledger-<version>/."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("ctxaudit")
-    except importlib.metadata.PackageNotFoundError:
-        return "local"
-
-
-KNOWN_FINDINGS_TESTS = {"gitreins": "tests/gitreins/test_findings.py"}
+def _not_per_target() -> list[str]:
+    """Tests about the suites themselves (release history), not about one target
+    version: left out of every run."""
+    return [p for t in targets.all_targets() for p in t.suite_ignores]
 
 
 Ticker = Callable[[str], None]
@@ -224,17 +84,19 @@ def _pytest(
     extra_env: dict[str, str],
     ticker: Ticker | None = None,
 ) -> tuple[int, list[dict[str, Any]], str, float]:
-    """Run pytest on ``paths`` for ``target`` in a fresh process."""
+    """Run pytest on ``paths`` for ``target`` in a fresh process (under the python and
+    environment the target's suites run in)."""
+    kind = targets.get(target.kind)
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         results = Path(tmp) / "results.json"
         python, base_env = sys.executable, dict(os.environ)
-        if target.kind == LIGHTSPEED:
-            python, base_env = _lightspeed_process(target, tmp)
+        process = kind.suite_process(target, Path(tmp))
+        if process is not None:
+            python, base_env = process
         cmd = [python, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
         cmd += ["-p", "ctxaudit.pytest_results", "--show-capture=no", "--tb=long"]
-        cmd += [f"--ignore={p}" for p in NOT_PER_TARGET]
-        if target.kind == "gitreins":
-            cmd.append(f"--gitreins={target.spec}")
+        cmd += [f"--ignore={p}" for p in _not_per_target()]
+        cmd += kind.suite_args(target.spec)
         if seed is not None:
             cmd.append(f"--hypothesis-seed={seed}")
         env = {**base_env, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
@@ -244,72 +106,17 @@ def _pytest(
     return status, tests, output, elapsed
 
 
-def _lightspeed_process(target: Target, tmp: str) -> tuple[str, dict[str, str]]:
-    """The tree's environment python and the child environment (builds it once)."""
-    from ctxaudit.targets.lightspeed import runner
-    from ctxaudit.targets.lightspeed import tree as lstree
-    from ctxaudit.targets.lightspeed.env import ensure_env
-
-    tree = lstree.resolve(target.spec, target.repo)
-    env = ensure_env(tree)
-    return str(env.python), runner.child_env(env, tree, {"TMPDIR": tmp})
-
-
-def _lightspeed_known(target: Target, ticker: Ticker | None) -> list[dict[str, Any]]:
-    """Phase 1 for lightspeed-stack: each known finding's fixed program on the tree."""
-    from ctxaudit.targets.lightspeed import findings as lsfindings
-    from ctxaudit.targets.lightspeed import runner
-
-    path = f"{runner.INENV}/test_findings.py"
-    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
-        repro = Path(tmp) / "reproduction.json"
-        env = {"CTXAUDIT_LIGHTSPEED_REPRODUCTION": str(repro)}
-        _, tests, output, _ = _pytest(target, [path], "ci", None, env, ticker)
-        shown = json.loads(repro.read_text()) if repro.exists() else {}
-    outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
-    known = []
-    for f in lsfindings.FINDINGS:
-        nodeid = f"{path}::test_known_finding[{f.id}]"
-        known.append(
-            {
-                "id": f.id,
-                "property": f.props,
-                "summary": f.summary,
-                "region": f.region,
-                "repro": nodeid,
-                "registered": outcome.get(nodeid) in ("passed", "failed"),
-                "affects": f.id in shown.get("reproducing", []),
-            }
-        )
-    return known
-
-
 def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[str, Any]]:
-    """Phase 1: which of the target's known findings reproduce on this version
-    (their regression tests, run with every known finding assumed)."""
-    if target.kind == LIGHTSPEED:
-        return _lightspeed_known(target, ticker)
-    path = KNOWN_FINDINGS_TESTS.get(target.kind)
-    if path is None:
-        return []
-    _, tests, _, _ = _pytest(target, [path], "ci", None, {"CTXAUDIT_FINDINGS": "all"}, ticker)
-    outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
-    known = []
-    for f in registry.FINDINGS:
-        if f.target != target.kind:
-            continue
-        known.append(
-            {
-                "id": f.id,
-                "property": f.prop,
-                "summary": f.summary,
-                "region": f.region,
-                "repro": f.repro,
-                "registered": target.version in f.versions,
-                "affects": outcome.get(f.repro) == "passed",
-            }
-        )
-    return known
+    """Phase 1: which of the target's known findings reproduce on this version (the
+    target's ``findings_check``: for gitreins its regression tests, run with every known
+    finding assumed; for lightspeed-stack each finding's fixed program)."""
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
+        check = targets.get(target.kind).findings_check(target, Path(tmp))
+        if check is None:
+            return []
+        _, tests, _, _ = _pytest(target, list(check.paths), "ci", None, dict(check.env), ticker)
+        outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
+        return check.read(outcome)
 
 
 def run_target(
@@ -330,11 +137,12 @@ def run_target(
     def phase(name: str) -> Ticker | None:
         return None if progress is None else (lambda t: progress(name, t))
 
+    kind = targets.get(target.kind)
     known = known_findings(target, phase("known findings"))
     affecting = ",".join(k["id"] for k in known if k["affects"])
-    env = {"CTXAUDIT_FINDINGS": affecting} if target.kind in KNOWN_FINDINGS_TESTS else {}
+    env = {"CTXAUDIT_FINDINGS": affecting} if kind.excludes_known else {}
     status, tests, output, elapsed = _pytest(
-        target, SUITES[target.kind], profile, seed, env, phase("properties")
+        target, list(kind.suites), profile, seed, env, phase("properties")
     )
     report = TargetReport(
         target=target.kind,
@@ -350,8 +158,8 @@ def run_target(
     if status not in (0, 1) or not tests:
         tail = output.strip().splitlines()[-5:]
         report.findings.append(Finding([], "the suite did not run: " + " | ".join(tail), "-", ""))
-    judge(report, PROPERTIES[report.target])
-    if target.kind in KNOWN_FINDINGS_TESTS and tests and os.environ.get("CTXAUDIT_FIXES") != "0":
+    judge(report, dict(kind.properties))
+    if kind.fix_audit and tests and os.environ.get("CTXAUDIT_FIXES") != "0":
         run_fix_audit(target, report, out_root, phase("fixes"), fixed_seeds)
     write_reports(report, out_root)
     return report
@@ -377,10 +185,11 @@ def run_fix_audit(
         fixed = Target(target.kind, tree, target.version, target.repo)
         return _pytest(fixed, paths, report.profile, seed, env)[1]
 
-    root = resolve(target.spec).root
+    kind = targets.get(target.kind)
+    root = kind.resolve(target.spec, target.repo).root
     out = out_root / target.label
     fix_audit(
-        report, root, run, SUITES[target.kind], PROPERTIES[target.kind], out, ticker,
+        report, root, run, list(kind.suites), dict(kind.properties), out, ticker,
         seeds=fixed_seeds,
     )  # fmt: skip
 
@@ -395,7 +204,7 @@ def run_attribute(
     from ctxaudit.fixaudit import attribute
 
     try:
-        (target,) = [t for t in parse_target(spec, None) if t.kind == "gitreins"]
+        (target,) = [t for t in parse_target(spec, None) if targets.get(t.kind).fix_audit]
     except (TargetError, ValueError):
         print(f"ctxaudit: attribute needs one gitreins version, got {spec!r}", file=sys.stderr)
         return 2
@@ -413,7 +222,7 @@ def run_attribute(
         copy = Target(target.kind, tree, target.version, target.repo)
         return _pytest(copy, paths, profile, seed, env)[1]
 
-    root = resolve(target.spec).root
+    root = targets.get(target.kind).resolve(target.spec, target.repo).root
     text, explained = attribute(root, target.version, fix, test, blob, run, env)
     print(text)
     return 0 if explained else 1
@@ -433,39 +242,26 @@ def write_reports(report: TargetReport, out_root: Path) -> Path:
 
 def render_markdown(report: TargetReport) -> str:
     """findings.md (template ``ctxaudit/templates/findings.md.j2``)."""
+    kind = targets.get(report.target)
     return render(
         "findings.md.j2",
         r=report,
-        names=PROPERTIES[report.target],
+        names=dict(kind.properties),
         heading=heading,
         rerun=lambda nodeid: rerun_command(report, nodeid),
-        registry=_registry_file(report.target),
+        registry=kind.findings_registry,
     )
 
 
-def _registry_file(target: str) -> str:
-    if target == LIGHTSPEED:
-        return "ctxaudit/targets/lightspeed/findings.py"
-    return "ctxaudit/findings.py"
-
-
 def rerun_command(report: TargetReport, nodeid: str) -> str:
-    """The command that reruns one test against this target, same profile and seed."""
-    if report.target == LIGHTSPEED:  # the in-environment suite, through its runner test
-        cmd = (
-            f"CTXAUDIT_PROFILE={report.profile} bin/ctxaudit test "
-            "tests/lightspeed/test_lightspeed.py::test_lockstep_and_findings "
-            f"--lightspeed-repo=REPO '--lightspeed={report.spec}'"
-        )
-        if report.seed is not None:
-            cmd += f" --hypothesis-seed={report.seed}"
-        return cmd
-    cmd = f"CTXAUDIT_PROFILE={report.profile} bin/ctxaudit test '{nodeid}'"
-    affecting = ",".join(k["id"] for k in report.known if k["affects"])
-    if report.target in KNOWN_FINDINGS_TESTS:  # the same regions left out as in the audit
+    """The command that reruns one test against this target, same profile and seed (and,
+    where the target's suites leave them out, the same known findings' regions)."""
+    kind = targets.get(report.target)
+    cmd = f"CTXAUDIT_PROFILE={report.profile} bin/ctxaudit test "
+    cmd += " ".join(kind.rerun_args(nodeid, report.spec))
+    if kind.excludes_known:
+        affecting = ",".join(k["id"] for k in report.known if k["affects"])
         cmd = f"CTXAUDIT_FINDINGS={affecting or 'none'} {cmd}"
-    if report.target == "gitreins":
-        cmd += f" --gitreins={report.spec}"
     if report.seed is not None:
         cmd += f" --hypothesis-seed={report.seed}"
     return cmd
@@ -513,15 +309,19 @@ def run_mutation(
     ``ticker`` gets "<phase> <done>/<total>, <elapsed>" while it runs; ``peer`` also
     runs the same mutants against the target's own tests where it has some (gitreins).
     """
+    kind = targets.get(target.kind)
+    scope = kind.mutation
+    if scope is None or not scope.audited:
+        return 2, f"mutation not run: not wired into the audit for {target.kind} trees yet"
     out = out_root / target.label
     cmd = [sys.executable, "-m", "mutation", "run", "--target", target.kind, "--out", str(out)]
     cmd += ["--other-sample", str(other_sample), "-q"]
     for glob in only:
         cmd += ["--only", glob]
-    if target.kind == "gitreins":
-        cmd += ["--gitreins", target.spec]
-        if peer:
-            cmd.append("--peer")
+    if scope.spec_option:
+        cmd += [scope.spec_option, target.spec]
+    if scope.peer and peer:
+        cmd.append("--peer")
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         state = Path(tmp) / "progress.json"
         cmd += ["--progress-file", str(state)]
@@ -550,7 +350,7 @@ def run_mutation(
             ticker(f"{text} ({now - started:.0f} s)")
 
         env = dict(os.environ)
-        if known is not None and target.kind in KNOWN_FINDINGS_TESTS:
+        if known is not None and kind.excludes_known:
             env["CTXAUDIT_FINDINGS"] = ",".join(k["id"] for k in known if k["affects"]) or "none"
         status, output, _ = run_with_ticker(cmd, env, tick)
     return status, output

@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     from ctxaudit import audit
+    from ctxaudit.targets import get as get_target
     from ctxaudit.targets.lightspeed.tree import repo_from
 
     repo = repo_from(args.lightspeed_repo)
@@ -225,8 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.mutation:
         for target in targets:
             head = heads[target.label]
-            if target.kind == "lightspeed-stack":
-                show.line(f"{head}: mutation not run: not built for lightspeed-stack trees yet")
+            scope = get_target(target.kind).mutation
+            if scope is None or not scope.audited:
+                show.line(
+                    f"{head}: mutation not run: not wired into the audit for {target.kind} "
+                    "trees yet"
+                )
                 continue
             only = changed[target.label].only_globs() if args.since else []
             if args.since and not only:

@@ -1,0 +1,238 @@
+"""What a target is: the one interface the audit (and the mutation runner) ask.
+
+A *target* is an implementation ctxaudit checks against the model (gitreins, the
+ledger, lightspeed-stack). Each is one object that satisfies :class:`Target`, kept in
+its own module under ``ctxaudit/targets/`` and registered by one line in
+``ctxaudit/targets/__init__.py``. What it answers:
+
+- **resolve a spec**: :meth:`Target.claims` (is this ``--target`` spec mine?),
+  :meth:`Target.expand` (the versions a spec names, a range included, as
+  :class:`Described`, without fetching them) and :meth:`Target.resolve` (one version
+  on disk, fetched or checked out if needed, as :class:`Resolved`);
+- **build or load**: :meth:`Target.load` (import it in this process, or build the
+  environment it runs in) and :meth:`Target.suite_process` (the interpreter and
+  environment its suites run in);
+- **mutation scope**: :attr:`Target.mutation` (its section in ``mutation/targets.toml``
+  and the folder the mutation runner copies), ``None`` when it is not mutated;
+- **findings registry**: :meth:`Target.findings` (its known findings),
+  :attr:`Target.findings_registry` (the file they are registered in) and
+  :meth:`Target.findings_check` (how the audit learns which reproduce on a version);
+- **peer suite**: :meth:`Target.peer_suite` (the target's own tests, where it has some);
+- **applicable properties**: :attr:`Target.properties` and :attr:`Target.suites` (the
+  lockstep suites that check them).
+
+This module imports nothing of ctxaudit: the targets' modules, the audit and
+``mutation/`` all build on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+class TargetError(Exception):
+    """A spec that names no usable target version. Its message is one clear line."""
+
+
+@dataclass
+class Described:
+    """One version of a target, named by a spec before anything is fetched: what the
+    audit runs (one process per version) and reports (``reports/<label>/``)."""
+
+    kind: str  # the target's registered name: "gitreins" | "ledger" | "lightspeed-stack"
+    spec: str  # what the target resolves again (its suites are given it)
+    version: str
+    repo: Path | None = None  # the repository the spec is resolved in, where it needs one
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}-{self.version}"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One version of a target on disk."""
+
+    name: str  # the target's registered name
+    version: str
+    root: Path  # the folder that holds the target's code (a source tree, a checkout)
+    spec: str  # a spec that resolves to this version again
+    #: the folder under :attr:`mutation_root` the mutation runner copies and mutates
+    #: (``engine``, ``ledger``; ``.`` for all of it); None for a target not mutated
+    copy_dir: str | None = None
+    #: where, under ``root``, the mutated code's import root is (lightspeed-stack: ``src``)
+    source_root: str = ""
+    commit: str | None = None  # for a version taken from a git repository
+    #: the target module's own description (GitreinsTree, LightspeedTree ...)
+    tree: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}-{self.version}"
+
+    @property
+    def mutation_root(self) -> Path:
+        """The folder the mutation runner copies ``copy_dir`` of (``root / source_root``)."""
+        return self.root / self.source_root if self.source_root else self.root
+
+
+@dataclass(frozen=True)
+class MutationScope:
+    """What the mutation runner mutates of a target."""
+
+    section: str  # the target's section in mutation/targets.toml
+    copy_dir: str  # the folder under the mutation root that is copied and mutated
+    source_root: str = ""  # the mutation root under the resolved root ("" = the root)
+    #: the ``python -m mutation run`` option that passes the spec (None: not passed)
+    spec_option: str | None = None
+    peer: bool = False  # it has a peer suite (its own tests) to compare with
+    #: ``ctxaudit audit`` runs the mutation audit for it (else only ``python -m mutation``)
+    audited: bool = True
+
+
+@dataclass(frozen=True)
+class KnownFinding:
+    """A known finding as the audit reports it (``findings.json``'s ``known``)."""
+
+    id: str
+    property: str  # "B6", or "S1/S6" when one break fails several
+    summary: str
+    region: str  # in words
+    repro: str  # the pytest node id that reproduces it
+
+
+@dataclass(frozen=True)
+class FindingsCheck:
+    """How the audit learns which known findings reproduce on a version: run ``paths``
+    with ``env`` (one pytest process, ``ci`` profile), then ``read`` the tests'
+    outcomes (node id -> outcome) into the ``known`` entries (:func:`known_entry`)."""
+
+    paths: Sequence[str]
+    env: Mapping[str, str]
+    read: Callable[[Mapping[str, str]], list[dict[str, Any]]]
+
+
+def known_entry(f: KnownFinding, *, registered: bool, affects: bool) -> dict[str, Any]:
+    """One entry of a report's ``known`` list (the keys in the order reports show)."""
+    return {
+        "id": f.id,
+        "property": f.property,
+        "summary": f.summary,
+        "region": f.region,
+        "repro": f.repro,
+        "registered": registered,
+        "affects": affects,
+    }
+
+
+@runtime_checkable
+class Target(Protocol):
+    """One target. See the module docstring; :class:`BaseTarget` has the defaults."""
+
+    name: str
+    #: the properties that apply to it: id -> short name, in report order
+    properties: Mapping[str, str]
+    #: the lockstep suites (pytest paths) that check them
+    suites: Sequence[str]
+    #: tests under ``suites`` about the suite itself (release history), not one version
+    suite_ignores: Sequence[str]
+    findings_registry: str  # the file its known findings are registered in
+    mutation: MutationScope | None
+    #: its suites leave out the regions of the findings named in CTXAUDIT_FINDINGS
+    excludes_known: bool
+    fix_audit: bool  # the fix audit (ctxaudit/fixes) applies to it
+    spec_forms: str  # the spec forms it takes, for error messages
+    #: a path spec no target claims is its to explain (the error names what is missing)
+    takes_paths: bool
+
+    def claims(self, spec: str) -> bool:
+        """The spec names this target (its name, or a path to one of its trees)."""
+        ...
+
+    def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
+        """The versions a spec names (a range gives several), not fetched yet.
+        Raises TargetError."""
+        ...
+
+    def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
+        """One version on disk (fetched or checked out if needed). Raises TargetError."""
+        ...
+
+    def load(self, resolved: Resolved) -> object:
+        """Import it in this process, or build what it runs in."""
+        ...
+
+    def findings(self) -> list[KnownFinding]:
+        """Its known findings, every version's."""
+        ...
+
+    def findings_check(self, target: Described, tmp: Path) -> FindingsCheck | None:
+        """How to learn which known findings reproduce on ``target`` (None: it has no
+        regression tests for them). ``tmp`` is a folder for the run's files."""
+        ...
+
+    def peer_suite(self, resolved: Resolved) -> Path | None:
+        """A folder with the target's own ``tests/`` for this version, or None."""
+        ...
+
+    def suite_args(self, spec: str) -> list[str]:
+        """pytest arguments that point its suites at this spec."""
+        ...
+
+    def suite_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]] | None:
+        """(python, environment) its suites run under; None: this interpreter and
+        ``os.environ``."""
+        ...
+
+    def rerun_args(self, nodeid: str, spec: str) -> list[str]:
+        """``bin/ctxaudit test`` arguments that rerun one test of its suites."""
+        ...
+
+
+class BaseTarget:
+    """Defaults for the parts of :class:`Target` that most targets do not need."""
+
+    name = ""
+    properties: Mapping[str, str] = {}
+    suites: Sequence[str] = ()
+    suite_ignores: Sequence[str] = ()
+    findings_registry = "ctxaudit/findings.py"
+    mutation: MutationScope | None = None
+    excludes_known = False
+    fix_audit = False
+    spec_forms = ""
+    takes_paths = False
+
+    def claims(self, spec: str) -> bool:
+        return spec == self.name
+
+    def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
+        r = self.resolve(spec, repo)
+        return [Described(self.name, r.spec, r.version, repo)]
+
+    def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
+        raise TargetError(f"{self.name}: cannot resolve {spec!r}")
+
+    def load(self, resolved: Resolved) -> object:
+        return None
+
+    def findings(self) -> list[KnownFinding]:
+        return []
+
+    def findings_check(self, target: Described, tmp: Path) -> FindingsCheck | None:
+        return None
+
+    def peer_suite(self, resolved: Resolved) -> Path | None:
+        return None
+
+    def suite_args(self, spec: str) -> list[str]:
+        return []
+
+    def suite_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]] | None:
+        return None
+
+    def rerun_args(self, nodeid: str, spec: str) -> list[str]:
+        return [f"'{nodeid}'", *self.suite_args(spec)]

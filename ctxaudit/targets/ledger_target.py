@@ -1,0 +1,76 @@
+"""The ledger (``ledger/``, this project's turn settlement and compaction over SQLite)
+as a :class:`~ctxaudit.targets.base.Target`: S1-S9 and C1.
+
+It is versioned with the project: ``ledger/__init__.__version__`` when it declares
+one, else the project's version (pyproject.toml), so the audit's and the mutation
+runner's reports land in the same ``reports/ledger-<version>/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import tomllib
+import types
+from pathlib import Path
+
+from ctxaudit.targets.base import BaseTarget, Described, MutationScope, Resolved, TargetError
+
+NAME = "ledger"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class Ledger(BaseTarget):
+    name = NAME
+    properties = {
+        "S1": "whose turn",
+        "S2": "what is stored",
+        "S3": "once",
+        "S4": "hand-over",
+        "S5": "nothing slips through",
+        "S6": "the conversation",
+        "S7": "failed writes",
+        "S8": "one writer",
+        "S9": "compaction is invisible (blocking paths)",
+        "C1": "compaction trigger",
+    }
+    suites = ("tests/settlement",)
+    findings_registry = "ctxaudit/findings.py"
+    mutation = MutationScope("ledger", "ledger")
+    spec_forms = "'ledger'"
+
+    def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
+        return [Described(NAME, NAME, self.resolve().version)]
+
+    def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
+        """``""``, ``None`` or ``"ledger"``: this repository's ``ledger/``; a path: a
+        folder that holds a ``ledger/`` package (a copy of the repository)."""
+        given = (spec or "").strip()
+        root = REPO_ROOT if given in ("", NAME) else Path(given).expanduser().resolve()
+        init = root / "ledger" / "__init__.py"
+        if not init.is_file():
+            raise TargetError(f"ledger: no ledger/ package under {root}")
+        m = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", init.read_text(), re.M)
+        version = m.group(1) if m else project_version()
+        again = NAME if root == REPO_ROOT else str(root)
+        return Resolved(NAME, version, root, again, copy_dir="ledger")
+
+    def load(self, resolved: Resolved) -> types.ModuleType:
+        """Import the resolved ``ledger`` package in this process (one per process)."""
+        already = sys.modules.get("ledger")
+        if already is None and str(resolved.root) not in sys.path:
+            sys.path.insert(0, str(resolved.root))
+        module = importlib.import_module("ledger")
+        got = Path(module.__file__ or "").resolve()
+        if not got.is_relative_to(resolved.root):
+            raise TargetError(f"ledger: imported {got}, expected the package under {resolved.root}")
+        return module
+
+
+def project_version() -> str:
+    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    return str(data["project"]["version"])
+
+
+TARGET = Ledger()

@@ -1,0 +1,167 @@
+"""lightspeed-stack as a :class:`~ctxaudit.targets.base.Target`: turn settlement
+(S1-S3, S6, S7, S9, C1) of the trees of its git repository.
+
+The trees and their environments are :mod:`ctxaudit.targets.lightspeed` (``tree``,
+``env``, ``runner``); this module only says what the target is to the audit. Its
+suites run in the tree's own Python 3.12 environment (:meth:`suite_process`); its
+known findings are checked by running each one's fixed program
+(``tests/lightspeed/inenv/test_findings.py``). ``python -m mutation`` mutates it (its
+section in ``mutation/targets.toml``); ``ctxaudit audit`` does not run that yet.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxaudit.targets.base import (
+    BaseTarget,
+    Described,
+    FindingsCheck,
+    KnownFinding,
+    MutationScope,
+    Resolved,
+    TargetError,
+    known_entry,
+)
+
+if TYPE_CHECKING:
+    from ctxaudit.targets.lightspeed.env import LightspeedEnv
+
+NAME = "lightspeed-stack"
+INENV = "tests/lightspeed/inenv"  # = ctxaudit.targets.lightspeed.runner.INENV
+FINDINGS_TESTS = f"{INENV}/test_findings.py"
+#: the reproduction file the in-environment findings test writes
+REPRODUCTION_ENV = "CTXAUDIT_LIGHTSPEED_REPRODUCTION"
+
+
+class Lightspeed(BaseTarget):
+    name = NAME
+    properties = {
+        "S1": "whose turn",
+        "S2": "what is stored",
+        "S3": "once",
+        "S4": "hand-over (needs an owner: not in these trees)",
+        "S5": "nothing slips through (needs an owner: not in these trees)",
+        "S6": "the conversation",
+        "S7": "failed writes (the tree's own writes, failed through the OGX client)",
+        "S8": "one writer (needs an owner: not in these trees)",
+        "S9": "compaction is invisible",
+        "C1": "compaction trigger",
+    }
+    suites = (INENV,)
+    suite_ignores = (f"{INENV}/test_history.py",)
+    findings_registry = "ctxaudit/targets/lightspeed/findings.py"
+    #: its section in mutation/targets.toml (paths relative to the tree's src/); the
+    #: audit does not run it for lightspeed-stack trees yet
+    mutation = MutationScope(
+        "lightspeed-stack", ".", source_root="src", spec_option="--lightspeed", audited=False
+    )
+    spec_forms = "'lightspeed-stack==TAG', 'lightspeed-stack@REV', 'lightspeed-stack>=X'"
+
+    def claims(self, spec: str) -> bool:
+        from ctxaudit.targets.lightspeed.tree import QUERY
+
+        return spec.startswith(NAME) or (Path(spec).expanduser() / QUERY).is_file()
+
+    def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
+        """A tag, ``@REV``, a range of tags or a working tree, resolved in ``repo``."""
+        from ctxaudit.targets.lightspeed import tree as lstree
+
+        try:
+            trees = lstree.resolve_many(spec, repo)
+        except lstree.TargetError as exc:
+            raise TargetError(str(exc)) from None
+        return [Described(NAME, _again(t), _version(t, spec), repo) for t in trees]
+
+    def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
+        """One tree (``""``: main), resolved in ``repo`` (default
+        ``$CTXAUDIT_LIGHTSPEED_REPO``). Its ``mutation_root`` is the tree's ``src/``."""
+        from ctxaudit.targets.lightspeed import tree as lstree
+
+        try:
+            tree = lstree.resolve(spec, repo or lstree.repo_from(None))
+        except lstree.TargetError as exc:
+            raise TargetError(str(exc)) from None
+        version = _version(tree, spec or "")
+        return Resolved(
+            NAME, version, tree.root, _again(tree), copy_dir=".", source_root="src",
+            commit=tree.commit, tree=tree,
+        )  # fmt: skip
+
+    def load(self, resolved: Resolved) -> LightspeedEnv:
+        """Build (or reuse) the tree's Python 3.12 environment."""
+        from ctxaudit.targets.lightspeed.env import ensure_env
+
+        return ensure_env(resolved.tree)
+
+    def suite_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]]:
+        """The tree's environment python and the child environment (builds it once)."""
+        from ctxaudit.targets.lightspeed import runner
+        from ctxaudit.targets.lightspeed import tree as lstree
+        from ctxaudit.targets.lightspeed.env import ensure_env
+
+        tree = lstree.resolve(target.spec, target.repo)
+        env = ensure_env(tree)
+        return str(env.python), runner.child_env(env, tree, {"TMPDIR": str(tmp)})
+
+    def findings(self) -> list[KnownFinding]:
+        from ctxaudit.targets.lightspeed import findings as lsfindings
+
+        return [
+            KnownFinding(
+                f.id, f.props, f.summary, f.region, f"{FINDINGS_TESTS}::test_known_finding[{f.id}]"
+            )
+            for f in lsfindings.FINDINGS
+        ]
+
+    def findings_check(self, target: Described, tmp: Path) -> FindingsCheck:
+        """Each known finding's fixed program on the tree: registered when its program
+        ran, affecting when the tree reproduces it (the test writes which do)."""
+        repro = tmp / "reproduction.json"
+
+        def read(outcome: Mapping[str, str]) -> list[dict[str, Any]]:
+            shown = json.loads(repro.read_text()) if repro.exists() else {}
+            return [
+                known_entry(
+                    f,
+                    registered=outcome.get(f.repro) in ("passed", "failed"),
+                    affects=f.id in shown.get("reproducing", []),
+                )
+                for f in self.findings()
+            ]
+
+        return FindingsCheck([FINDINGS_TESTS], {REPRODUCTION_ENV: str(repro)}, read)
+
+    def rerun_args(self, nodeid: str, spec: str) -> list[str]:
+        """The in-environment suite reruns through its runner test."""
+        return [
+            "tests/lightspeed/test_lightspeed.py::test_lockstep_and_findings",
+            "--lightspeed-repo=REPO",
+            f"'--lightspeed={spec}'",
+        ]
+
+
+def _again(tree: Any) -> str:
+    """The spec that names this tree again."""
+    if tree.origin == "path":
+        return str(tree.root)
+    if tree.tag:
+        return f"{NAME}=={tree.tag}"
+    return f"{NAME}@{tree.commit}"
+
+
+def _version(tree: Any, spec: str) -> str:
+    """The version in reports: the tree's label, or for a branch named in the spec
+    (``lightspeed-stack@main``) ``main-gcd1a048``."""
+    version: str = tree.label.removeprefix(f"{NAME}-")
+    rev = spec.partition("@")[2]
+    if tree.origin == "rev" and rev and not re.fullmatch(r"[0-9a-f]{7,40}", rev):
+        version = f"{rev.replace('/', '-')}-g{(tree.commit or '')[:7]}"
+    return version
+
+
+TARGET = Lightspeed()
