@@ -1,0 +1,173 @@
+"""Imports run one way: each module of model/, ledger/, ctxaudit/ and mutation/ imports
+only modules of its own layer or of the layers below it (read from the source with ast,
+imports inside functions and under TYPE_CHECKING included).
+
+The layers, lowest first (the README's "How it fits together"):
+
+0. ``model``: the oracle, pure Python.
+1. ``ledger``: this project's implementation (it may use the model, nothing else).
+2. ctxaudit's foundations: data and helpers every layer above shares (report data,
+   the findings registry, profiles, templating, pytest plugins, the fix catalogue).
+3. ``ctxaudit.targets``: the adapters and the target registry.
+4. ``mutation``: the mutation runner (asks the targets; never the audit).
+5. what runs suites and mutation for the audit: the fix audit, ``--since``, benchmarks.
+6. ``ctxaudit.audit``: the audit of one target version.
+7. ``ctxaudit.matrix``: the reports over every version.
+8. the command line.
+
+A module no layer names fails the test: give it one here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("model", "ledger", "ctxaudit", "mutation")
+
+#: module prefix -> layer; the longest prefix that matches a module wins
+LAYERS: dict[str, int] = {
+    "model": 0,
+    "ledger": 1,
+    "ctxaudit": 2,  # the package itself (empty __init__)
+    "ctxaudit.suite": 2,
+    "ctxaudit.profiles": 2,
+    "ctxaudit.templating": 2,
+    "ctxaudit.stats": 2,
+    "ctxaudit.pytest_results": 2,
+    "ctxaudit.replay": 2,
+    "ctxaudit.failure_output": 2,
+    "ctxaudit.findings": 2,
+    "ctxaudit.target_report": 2,
+    "ctxaudit.timing": 2,
+    "ctxaudit.fixes": 2,
+    "ctxaudit.targets": 3,
+    "mutation": 4,
+    "ctxaudit.fixaudit": 5,
+    "ctxaudit.since": 5,
+    "ctxaudit.bench": 5,
+    "ctxaudit.failure_bench": 5,
+    "ctxaudit.audit": 6,
+    "ctxaudit.matrix": 7,
+    "ctxaudit.cli": 8,
+    "ctxaudit.__main__": 8,
+}
+NAMES = {
+    0: "model",
+    1: "ledger",
+    2: "ctxaudit foundations",
+    3: "ctxaudit.targets",
+    4: "mutation",
+    5: "fix audit / --since / benchmarks",
+    6: "ctxaudit.audit",
+    7: "ctxaudit.matrix",
+    8: "command line",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def sources() -> dict[str, Path]:
+    """Every module of the four packages (mutation/work holds mutated copies: not ours)."""
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT).parts
+            if "__pycache__" in rel or rel[:2] == ("mutation", "work"):
+                continue
+            found[module_name(path)] = path
+    return found
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:n])
+        if prefix in LAYERS:
+            return LAYERS[prefix]
+    return None
+
+
+def imports(module: str, source: str, is_package: bool) -> list[tuple[int, str]]:
+    """(line, module) of each import of the four packages in ``source``."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against the importing module's package
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*up, base] if base else up)
+            found.append((node.lineno, base))
+            # `from pkg import sub` imports the submodule pkg.sub where there is one
+            found += [(node.lineno, f"{base}.{a.name}") for a in node.names]
+    return [(line, m) for line, m in found if m.split(".")[0] in PACKAGES]
+
+
+def violations(module: str, source: str, known: set[str], is_package: bool) -> list[str]:
+    """What ``module`` imports from a layer above its own."""
+    mine = layer(module)
+    assert mine is not None, f"{module}: no layer in tests/test_layering.py LAYERS; give it one"
+    out = []
+    for line, imported in imports(module, source, is_package):
+        if imported not in known:  # an attribute (`from x import name`), not a module
+            continue
+        theirs = layer(imported)
+        assert theirs is not None, f"{imported}: no layer in LAYERS"
+        if theirs > mine:
+            out.append(
+                f"{module}:{line} imports {imported} "
+                f"({NAMES[mine]} may not import {NAMES[theirs]}, a layer above it)"
+            )
+    return out
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in sources() if layer(m) is None] == []
+
+
+def test_imports_run_one_way() -> None:
+    mods = sources()
+    known = set(mods)
+    found = [
+        v
+        for module, path in mods.items()
+        for v in violations(module, path.read_text(), known, path.name == "__init__.py")
+    ]
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "breaks"),
+    [
+        ("model.budget", "from ctxaudit.targets import gitreins", True),
+        ("ledger.store", "import mutation.engine", True),
+        ("ledger.store", "from model import config", False),
+        ("ctxaudit.targets.gitreins", "def f():\n    from ctxaudit import audit", True),
+        ("ctxaudit.targets.gitreins", "from mutation import engine", True),
+        ("ctxaudit.targets.gitreins_target", "from ctxaudit import findings", False),
+        ("mutation.engine", "from ctxaudit.since import selection", True),
+        ("mutation.engine", "from ctxaudit.fixaudit import fix_audit", True),
+        ("mutation.engine", "from ctxaudit.matrix import model", True),
+        ("mutation.engine", "from ctxaudit import cli", True),
+        ("mutation.engine", "from ctxaudit.targets import get", False),
+        ("ctxaudit.findings", "from ctxaudit.targets.gitreins import resolve", True),
+        ("ctxaudit.audit", "from ctxaudit.matrix import model", True),
+        ("ctxaudit.matrix.model", "from ctxaudit.audit import PROPERTIES", False),
+        ("ctxaudit.targets.lightspeed.env", "from . import tree", False),
+        ("ctxaudit.targets.lightspeed.env", "from ...audit import run_target", True),
+    ],
+)
+def test_the_check_sees_a_forbidden_import(module: str, source: str, breaks: bool) -> None:
+    """The check itself, on one-line modules: it flags exactly the imports that go up."""
+    assert bool(violations(module, source, set(sources()), False)) is breaks
