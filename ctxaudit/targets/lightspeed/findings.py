@@ -43,6 +43,8 @@ Region = Callable[[Situation], bool]
 MAIN = "cd1a0484"
 #: the 0.6 line: its tags and release/0.6's head
 RELEASE_06 = frozenset({"0.6.0", "0.6.1", "0.6.2", "b56fe5cb"})
+#: the 0.7 line: its tag and release/0.7's head
+RELEASE_07 = frozenset({"0.7.0rc1", "4db5a1ee"})
 
 
 def names_property(message: str, prop: str) -> bool:
@@ -266,6 +268,22 @@ FINDINGS: tuple[Finding, ...] = (
         region="path responses_stream, the write fails, compacted or blocked",
         in_region=_failed_write_on_stream,
         registered=frozenset({MAIN}),
+    ),
+    Finding(
+        id="LS-A2A-COMPACTED-TURN-LOST",
+        prop="S6",
+        summary=(
+            "an A2A message (message/send or message/stream) served in compacted mode is "
+            "answered, but its turn is never stored: the executor writes the summary marker "
+            "and drops the conversation from the request, then runs the agent on the user's "
+            "text alone, so the LLM is sent neither the summaries nor the recent turns, and "
+            "nothing writes the turn (0.6 stored it with store_compacted_turn; the move to "
+            "the pydantic-ai agent lost the write)"
+        ),
+        region="paths a2a and a2a_stream, compacted",
+        in_region=_compacted_on("a2a", "a2a_stream"),
+        registered=frozenset({MAIN, *RELEASE_07}),
+        also=("C1",),
     ),
     Finding(
         id="LS-INTERRUPT-TURN-LOST",

@@ -25,6 +25,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
+from ctxaudit.targets.lightspeed import a2a_client
 from ctxaudit.targets.lightspeed.fake_llm import MODEL_ID, Call, FakeLLM, Reply
 from ctxaudit.targets.lightspeed.wire import (
     ItemView,
@@ -149,6 +151,7 @@ database:
   sqlite: {{db_path: "{folder}/lightspeed.db"}}
 customization:
   system_prompt: "{INSTRUCTIONS}"
+  agent_card_config: {{name: ctxaudit-target, description: ctxaudit, skills: [], security: []}}
 inference:
   default_model: {MODEL_ID}
   default_provider: {PROVIDER_ID}
@@ -358,6 +361,20 @@ class Service:
             response.conversation = response.body.get("conversation")
             response.response_id = response.body.get("id")
         return response
+
+    def a2a(
+        self, text: str, context: str | None, conversation: str | None, *, stream: bool = False
+    ) -> Response:
+        """One A2A message in ``context`` (``message/stream`` or ``message/send``).
+
+        With no context but a ``conversation`` (one started on another path), a
+        new context is mapped to it first (:func:`.a2a_client.link`); with
+        neither, the tree starts a conversation for a new context.
+        """
+        if context is None and conversation:
+            context = str(uuid.uuid4())
+            self.run(a2a_client.link(context, conversation))
+        return self.run(a2a_client.send(self, text, context, stream=stream))
 
     def stream(
         self,

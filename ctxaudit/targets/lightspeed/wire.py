@@ -136,6 +136,9 @@ class Response:
     error: str = ""
     #: the status of the interrupt request, when the client sent one
     interrupt_status: int | None = None
+    #: A2A: the context the message was sent in, and the task's last state
+    a2a_context: str | None = None
+    a2a_state: str = ""
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,13 @@ def interrupted(state: LightspeedMachine) -> None:
         state.request(conv=conv, path="streaming_query", send=Send(ending="interrupt"))
 
 
+def a2a_compacted(state: LightspeedMachine) -> None:
+    """Two short turns, then an A2A message one token over the limit: turn 1 is folded."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="query", send=Send())
+    state.request(conv=conv, path="a2a", send=Send(size="over_limit"))
+
+
 PROGRAMS: dict[str, Program] = {
     "LS-QUERY-COMPACTED-FAILS": query_compacted,
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
@@ -114,6 +121,7 @@ PROGRAMS: dict[str, Program] = {
     "LS-CONTINUATION-NOT-COMPACTED": continued_over_limit,
     "LS-FAILED-WRITE-FAILS-STREAM": stream_write_fails,
     "LS-INTERRUPT-TURN-LOST": interrupted,
+    "LS-A2A-COMPACTED-TURN-LOST": a2a_compacted,
 }
 
 

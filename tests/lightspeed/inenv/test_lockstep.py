@@ -16,6 +16,14 @@ what the model says a request sends; what a summary says is the fake LLM's
 deterministic answer (:func:`harness.summarize`). Both are inputs of the model.
 
 Trees before LCORE-3908 have no turn owner: S4, S5 and S8 are not checked here.
+
+A2A (``a2a``: ``message/send``, ``a2a_stream``: ``message/stream``) is sent
+where the tree serves ``/a2a``, and compared as every other path is; its
+requests are text only and end completed, with no failed write (S7 does not say
+what an A2A task does then). A conversation that an A2A message starts has no
+owner in the tree's database and its /v1 endpoints refuse it, so it continues
+over A2A only; one started elsewhere is joined through a mapped context
+(``harness.Service.a2a``).
 """
 
 from __future__ import annotations
@@ -48,7 +56,9 @@ def note_event(text: str) -> None:
         event(text)
 
 
-PATHS = ("query", "streaming_query", "responses", "responses_stream")
+PATHS = ("query", "streaming_query", "responses", "responses_stream", "a2a", "a2a_stream")
+#: the A2A endpoint's paths (message/send, message/stream), where the tree serves /a2a
+A2A = ("a2a", "a2a_stream")
 STREAMED = ("streaming_query", "responses_stream")
 SHIELDED = ("responses", "responses_stream")
 #: what makes the tree's own input check block a request (its sanitization of
@@ -64,6 +74,8 @@ ENDPOINT = {
     "streaming_query": "/v1/streaming_query",
     "responses": "/v1/responses",
     "responses_stream": "/v1/responses",
+    "a2a": "/a2a",
+    "a2a_stream": "/a2a",
 }
 
 
@@ -180,6 +192,10 @@ class LightspeedMachine(RuleBasedStateMachine):
         #: who wrote each turn of each conversation, per the model
         self.writers: dict[str, tuple[model.Writer | None, ...]] = {}
         self.calls_seen = len(self.ls.llm.calls)
+        #: each conversation's A2A context, once a message was sent in one
+        self.contexts: dict[str, str] = {}
+        #: the conversations an A2A message started (the /v1 paths refuse them)
+        self.a2a_only: set[str] = set()
 
     # -- conversations -------------------------------------------------------------
 
@@ -187,25 +203,42 @@ class LightspeedMachine(RuleBasedStateMachine):
     def first_conversation(self) -> str:
         return self.new_conversation()
 
-    @rule(target=conversations)
-    def new_conversation(self) -> str:
-        """A conversation starts with a short /v1/query (lightspeed-stack creates it)."""
+    @rule(target=conversations, first=st.sampled_from(["query"] * 3 + ["a2a"]))
+    def new_conversation(self, first: str = "query") -> str:
+        """A conversation starts with a short /v1/query or A2A message (the tree creates it).
+
+        The tree keeps no owner of a conversation an A2A context started (A2A
+        has no user), and its /v1 endpoints refuse such a conversation as not
+        found: it goes on over A2A only.
+        """
         name = f"c{next(self.numbers)}"
         self.convs[name] = ()
-        self._request(name, "query", Send())
+        if first in A2A and self._has(first):
+            self.a2a_only.add(name)
+        self._request(name, first if self._has(first) else "query", Send())
         return name
+
+    def _has(self, path: str) -> bool:
+        """The tree serves ``path`` (every tree serves the /v1 paths; A2A is looked up)."""
+        return path not in A2A or "/a2a" in self.ls.paths
 
     # -- requests --------------------------------------------------------------------
 
     @rule(conv=conversations, path=st.sampled_from(PATHS), send=sends)
     def request(self, conv: str, path: str, send: Send) -> None:
+        if not self._has(path):
+            note_event(f"{path} not served by this tree")
+            return
+        if conv in self.a2a_only and path not in A2A:  # the /v1 paths refuse it
+            note_event(f"{path} on a conversation A2A started: sent over A2A")
+            path = "a2a_stream" if path in STREAMED else "a2a"
         self._request(conv, path, send)
 
     def _input(self, tag: str, send: Send, path: str, pad: int) -> str | tuple[Any, ...]:
         text = tag + " ask" + " x" * pad
         if self._ending(path, send) == "blocked":
             text += BLOCKED_WORD
-        if send.form == "text" or path in ("query", "streaming_query"):
+        if send.form == "text" or not path.startswith("responses"):
             return text
         return (
             {"type": "message", "role": "user", "content": "context follows"},
@@ -250,7 +283,12 @@ class LightspeedMachine(RuleBasedStateMachine):
         elif kind == "blocked":
             ending = model.Blocked(self.ls.refusal)
         owner_writes = model.writer(plan, ending) == "owner"
-        write_fails = send.write_fails and owner_writes and not _unfolded(plan, ending)
+        write_fails = (
+            send.write_fails
+            and owner_writes
+            and path not in A2A  # S7 does not say what an A2A task does then
+            and not _unfolded(plan, ending)
+        )
         situation = Situation(
             plan, self.convs[conv], ending, self.writers.get(conv, ()), write_fails
         )
@@ -275,6 +313,8 @@ class LightspeedMachine(RuleBasedStateMachine):
             program += ", its write failing"
         if conv not in self.ids and response.conversation:
             self.ids[conv] = response.conversation
+        if path in A2A and response.a2a_context:
+            self.contexts[conv] = response.a2a_context
         completed_store = store and not kind and path in SHIELDED and response.status == 200
         self.last_response[conv] = response.response_id if completed_store else None
         sent_before = self.convs[conv]
@@ -337,6 +377,9 @@ class LightspeedMachine(RuleBasedStateMachine):
         previous: str | None,
     ) -> Response:
         cid = None if previous else self.ids.get(conv)
+        if path in A2A:
+            assert isinstance(value, str)
+            return self.ls.a2a(value, self.contexts.get(conv), cid, stream=path == "a2a_stream")
         if path == "query":
             assert isinstance(value, str)
             return self.ls.query(value, cid)
