@@ -15,7 +15,8 @@ import importlib.metadata
 import os
 from pathlib import Path
 
-from mutation.engine import REPO, MutationError, Runtime
+from mutation.driver import Runtime
+from mutation.engine import REPO, MutationError
 
 NAME = "lightspeed-stack"
 

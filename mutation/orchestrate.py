@@ -26,7 +26,7 @@ from typing import Any
 
 from ctxaudit.suite import commit as suite_commit
 from mutation import cache as verdict_cache
-from mutation import engine, report
+from mutation import driver, engine, report
 from mutation.config import ConfigError, target_config
 from mutation.engine import REPO, SHARD_FORMAT, MutationError
 from mutation.peer import merge_peer, run_peer
@@ -99,7 +99,7 @@ class Resolved:
     copy_dir: str  # what the work copy holds ("." = all of root)
     #: the interpreter the worker runs in and the worker's environment for a work
     #: copy (None: this interpreter and environment, the target's package pinned)
-    runtime: engine.Runtime | None = None
+    runtime: driver.Runtime | None = None
 
 
 def resolve(target: str, tree_or_spec: str | None) -> Resolved:
@@ -246,7 +246,7 @@ def run(
     if progress and reused:
         progress({"event": "cache", "reused": len(reused), "run": len(to_run)})
     if to_run:
-        baseline = engine.run_worker(
+        baseline = driver.run_worker(
             plan,
             cfg,
             to_run,

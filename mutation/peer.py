@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mutation import engine, peer_outcomes
+from mutation import driver, engine, peer_outcomes
 from mutation.engine import MutationError
 
 
@@ -56,7 +56,7 @@ def run_peer(
         for m in selected
     ]
     try:
-        base = engine.run_worker(
+        base = driver.run_worker(
             plan, cfg, clones, work, "", jobs, "none", progress, modules, suite=suite
         )
     except MutationError as exc:

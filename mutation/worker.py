@@ -1,6 +1,6 @@
 """The mutant runner: one pytest session, one fork per mutant.
 
-Started by ``mutation.engine`` as ``python -m mutation.worker PLAN.json`` with the
+Started by ``mutation.driver`` as ``python -m mutation.worker PLAN.json`` with the
 trampolined copy of the target (mutmut's ``combine_mutations_to_source``) in a work
 folder. The worker
 
@@ -32,13 +32,10 @@ Results are written as JSON lines to the file descriptor given in the plan.
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
-import importlib.machinery
 import json
 import os
 import select
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -46,83 +43,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from mutation.forking import _drain, _Job, _run_protocol, _wait, activate, fork_run, pin_package
+from mutation.seeding import CONSULTED, install_seed_hook
+
 HIT_PREFIX = "hit:"
 #: exit code after a mutant hung a worker that runs mutants in-process (engine.RESTART)
 RESTART = 75
 DETECTED = ("killed", "timeout", "crashed")
-
-#: the seed of this process (0: the profile's derandomized examples); set in a child
-_SEED = 0
-#: whether the running test asked Hypothesis for its random source
-_CONSULTED = [False]
-
-
-def install_seed_hook() -> None:
-    """Route Hypothesis' choice of random source through :func:`seeded_random`.
-
-    ``hypothesis.core.get_random_for_wrapped_test`` is looked up at each call of a
-    ``@given`` test (stateful machines included), so replacing the module attribute is
-    enough. The hook also notes that the test used Hypothesis at all.
-    """
-    import hypothesis.core as hcore
-
-    if getattr(hcore.get_random_for_wrapped_test, "_ctxaudit", False):
-        return
-    original = hcore.get_random_for_wrapped_test
-
-    def hooked(test: Any, wrapped_test: Any) -> Any:
-        if getattr(wrapped_test, "_hypothesis_internal_use_seed", None) is not None:
-            # an explicit @seed(...): the test's examples are fixed, whatever our seed
-            return original(test, wrapped_test)
-        _CONSULTED[0] = True
-        if _SEED == 0:
-            return original(test, wrapped_test)
-        wrapped_test._hypothesis_internal_use_generated_seed = None
-        return seeded_random(_SEED, hcore.function_digest(test))
-
-    hooked._ctxaudit = True  # type: ignore[attr-defined]
-    hcore.get_random_for_wrapped_test = hooked
-
-
-def seeded_random(seed: int, digest: bytes) -> Any:
-    import hashlib
-    from random import Random
-
-    h = hashlib.sha256(f"ctxaudit-seed:{seed}:".encode() + digest).digest()
-    return Random(int.from_bytes(h[:16], "big"))
-
-
-class _PinFinder(importlib.abc.MetaPathFinder):
-    """Resolve one top-level package (and its submodules) from the work copy only."""
-
-    def __init__(self, package: str, root: str) -> None:
-        self.package = package
-        self.root = root
-
-    def find_spec(self, fullname, path=None, target=None):  # type: ignore[no-untyped-def]
-        if fullname == self.package:
-            return importlib.machinery.PathFinder.find_spec(fullname, [self.root])
-        return None
-
-
-def pin_package(package: str, root: str) -> None:
-    for name in list(sys.modules):
-        if name == package or name.startswith(package + "."):
-            del sys.modules[name]
-    sys.meta_path.insert(0, _PinFinder(package, root))
-    sys.path.insert(0, root)
-
-
-@dataclass
-class _Job:
-    mutant: dict[str, Any]
-    pid: int
-    fd: int
-    deadline: float
-    started: float
-    buf: bytes = b""
-    tests: int = 0
-    scratch: str = ""
 
 
 @dataclass
@@ -150,18 +77,21 @@ class Plugin:
         for i, item in enumerate(items):
             nxt = items[i + 1] if i + 1 < len(items) else None
             if nxt is None and inline:
-                nxt = item  # the session's fixtures (the running service) stay up
+                # tear down to the session only: its fixtures (the running service) stay
+                nxt = item.session
             hits.clear()
-            _CONSULTED[0] = False
+            CONSULTED[0] = False
             t0 = time.perf_counter()
             reports = _run_protocol(item, nxt)
             dt = time.perf_counter() - t0
             bad = [r for r in reports if r.failed]
+            if bad and os.environ.get("CTXAUDIT_WORKER_DEBUG"):  # why, in worker.log
+                sys.__stderr__.write(f"{item.nodeid}: {bad[0].longreprtext[-2000:]}\n")
             per_test[item.nodeid] = {
                 "duration": dt,
                 "hits": sorted(hits),
                 "failed": bool(bad),
-                "hypothesis": _CONSULTED[0],
+                "hypothesis": CONSULTED[0],
             }
             if bad:
                 failed.append(item.nodeid)
@@ -169,62 +99,10 @@ class Plugin:
                     break
         return {"failed": failed, "tests": per_test}
 
-    def _child(
-        self, mutant_name: str, items: list[Any], stop: bool, wfd: int, scratch: str, seed: int
-    ) -> None:
-        global _SEED
-        try:
-            _SEED = seed
-            os.environ["CTXAUDIT_MUTATION_SEED"] = str(seed)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            from mutmut.mutation import trampoline
-
-            if mutant_name == "stats":
-                # process-local only: a test that runs the target in a subprocess must
-                # run it unmutated (mutmut's stats mode needs its own config there)
-                trampoline._mutant_under_test = "stats"
-                os.environ.pop("MUTANT_UNDER_TEST", None)
-            else:
-                # also in the environment: a subprocess that imports the work copy
-                # runs the same mutant
-                trampoline.set_mutant_under_test(mutant_name)
-            # A mutant may turn a path into another (":memory:" into a file
-            # name): let it write in a scratch folder, never the repository. The
-            # parent removes the folder, also when it had to kill the child.
-            os.chdir(scratch)
-            result = self._run_items(items, stop)
-            payload = json.dumps(result).encode()
-            code = 1 if result["failed"] else 0
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent
-            payload = json.dumps({"error": repr(exc)}).encode()
-            code = 3
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(wfd, view) :]
-        os.close(wfd)
-        os._exit(code)
-
     def _fork(
-        self,
-        mutant: dict[str, Any],
-        items: list[Any],
-        timeout: float,
-        stop: bool,
-        seed: int = 0,
+        self, mutant: dict[str, Any], items: list[Any], timeout: float, stop: bool, seed: int = 0
     ) -> _Job:
-        rfd, wfd = os.pipe()
-        scratch = tempfile.mkdtemp(prefix="ctxaudit-mutant-")
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.close(rfd)
-            self._child(mutant["name"], items, stop, wfd, scratch, seed)
-        os.close(wfd)
-        now = time.monotonic()
-        return _Job(mutant, pid, rfd, now + timeout, now, tests=len(items), scratch=scratch)
+        return fork_run(self._run_items, mutant, items, timeout, stop, seed)
 
     def _inline(
         self,
@@ -241,7 +119,6 @@ class Plugin:
         ``on_hang`` (the mutant's timeout verdict) and ends the worker with RESTART; the
         engine starts it again, and it resumes after that mutant.
         """
-        global _SEED
         from mutmut.mutation import trampoline
 
         def hung() -> None:
@@ -254,17 +131,11 @@ class Plugin:
 
         watchdog = threading.Timer(timeout, hung)
         watchdog.daemon = True
-        _SEED = seed
-        os.environ["CTXAUDIT_MUTATION_SEED"] = str(seed)
         scratch = tempfile.mkdtemp(prefix="ctxaudit-mutant-")
         cwd = os.getcwd()
         watchdog.start()
         try:
-            if mutant["name"] == "stats":
-                trampoline._mutant_under_test = "stats"
-                os.environ.pop("MUTANT_UNDER_TEST", None)
-            else:
-                trampoline.set_mutant_under_test(mutant["name"])
+            activate(mutant["name"], seed)
             os.chdir(scratch)
             result = self._run_items(items, stop)
         except Exception as exc:  # noqa: BLE001 - the mutant's verdict
@@ -557,61 +428,6 @@ class Plugin:
             raise SystemExit("mutation worker: test collection failed")
         self.run()
         return True
-
-
-def _run_protocol(item: Any, nextitem: Any) -> list[Any]:
-    from _pytest.runner import runtestprotocol
-
-    return runtestprotocol(item, nextitem=nextitem, log=False)
-
-
-def _drain(job: _Job) -> bool:
-    """Read what the child wrote; True once the pipe is closed."""
-    while True:
-        try:
-            chunk = os.read(job.fd, 65536)
-        except BlockingIOError:
-            return False
-        if not chunk:
-            return True
-        job.buf += chunk
-        r, _, _ = select.select([job.fd], [], [], 0)
-        if not r:
-            return False
-
-
-def _wait(job: _Job, block: bool) -> tuple[str, dict[str, Any]]:
-    """Collect a child: ('pass'|'fail'|'timeout'|'crashed', payload)."""
-    timed_out = False
-    if block:
-        remaining = job.deadline - time.monotonic()
-        while remaining > 0:
-            r, _, _ = select.select([job.fd], [], [], remaining)
-            if r and _drain(job):
-                break
-            remaining = job.deadline - time.monotonic()
-        else:
-            timed_out = True
-    if timed_out:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(job.pid, signal.SIGKILL)
-    _, status = os.waitpid(job.pid, 0)
-    os.close(job.fd)
-    if job.scratch:
-        shutil.rmtree(job.scratch, ignore_errors=True)
-    code = os.waitstatus_to_exitcode(status)
-    if timed_out:
-        return "timeout", {}
-    try:
-        payload = json.loads(job.buf.decode() or "{}")
-    except ValueError:
-        payload = {}
-    if code == 0:
-        return "pass", payload
-    if code == 1 and "failed" in payload:
-        return "fail", payload
-    reason = payload.get("error") or (f"signal {-code}" if code < 0 else f"exit {code}")
-    return "crashed", {"reason": reason}
 
 
 def main(argv: list[str]) -> int:

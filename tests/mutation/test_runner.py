@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from mutation import engine
+from mutation import driver, engine
 from mutation.config import TargetConfig
 
 TOY = """
@@ -88,7 +88,7 @@ def test_runner_end_to_end(tmp_path: Path):
     ]
     work = tmp_path / "work"
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toypkg")
-    engine.run_worker(
+    driver.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="none", progress=None,
         modules=modules, timeout_constant=1.0,
     )  # fmt: skip
@@ -139,7 +139,7 @@ def test_peer_suite_runs_the_same_mutants_with_other_tests(tmp_path: Path):
         sys_path=(str(peer_root),),
         selection_reason="all",
     )
-    base = engine.run_worker(
+    base = driver.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="none", progress=None,
         modules=modules, timeout_constant=1.0, suite=suite,
     )  # fmt: skip

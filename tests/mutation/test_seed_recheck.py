@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from mutation import engine, report
+from mutation import driver, engine, report
 from mutation.config import TargetConfig
 
 TOY = """
@@ -84,7 +84,7 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     wanted = [boundary, reversal, plain, fixed]
     work = tmp_path / "work"
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toyseed")
-    engine.run_worker(
+    driver.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="gated", progress=None,
         modules=modules, timeout_constant=2.0, seeds=SEEDS,
     )  # fmt: skip
