@@ -16,6 +16,7 @@ from pathlib import Path
 
 RESPONSES = "src/app/endpoints/responses.py"
 COMPACTION = "src/utils/conversation_compaction.py"
+A2A = "src/app/endpoints/a2a.py"
 
 _APPEND_COMPACTED = """\
     if context.compacted_original_input is not None:
@@ -108,6 +109,14 @@ BREAKS: tuple[Break, ...] = (
         "            compacted_original_input = compaction.original_input\n",
         "        if compaction.compacted:\n"
         "            raise HTTPException(status_code=413, detail='compacted')\n",
+    ),
+    Break(
+        "a2a-turn-not-stored",
+        "S6",
+        "an A2A turn is not stored: the executor asks OGX not to store it",
+        A2A,
+        "                stream=True,\n                store=True,\n",
+        "                stream=True,\n                store=False,\n",
     ),
 )
 
