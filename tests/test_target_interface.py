@@ -170,7 +170,7 @@ def test_the_mutation_scope_is_data() -> None:
         "gitreins", "engine", spec_option="--gitreins", peer=True
     )
     ls = targets.get("lightspeed-stack").mutation
-    assert ls is not None and (ls.copy_dir, ls.source_root, ls.audited) == (".", "src", False)
+    assert ls is not None and (ls.copy_dir, ls.source_root) == (".", "src")
 
 
 @pytest.mark.parametrize("path", ["ctxaudit/audit.py", "ctxaudit/cli.py"])
