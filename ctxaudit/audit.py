@@ -320,6 +320,8 @@ def run_mutation(
         cmd += ["--only", glob]
     if scope.spec_option:
         cmd += [scope.spec_option, target.spec]
+    if scope.repo_option and target.repo is not None:
+        cmd += [scope.repo_option, str(target.repo)]
     if scope.peer and peer:
         cmd.append("--peer")
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:

@@ -189,6 +189,11 @@ class Plugin:
         base_time = time.monotonic() - t0
         if inline and not resumed:  # what a restarted worker needs to go on
             self._emit({"event": "baseline_detail", "payload": base})
+        if resumed:
+            # the session's fixtures (a service, the known findings it leaves out) are
+            # set up by the unmutated target, as in the first start: one test, no mutant
+            warm = [it for it in self.items if it.nodeid not in set(base["failed"])][:1]
+            self._inline({"name": ""}, warm, 3600.0, False, self.plan["seeds"][0], None)
         tests = base["tests"]
         failing = set(base["failed"])
         usable = [it for it in self.items if it.nodeid not in failing]

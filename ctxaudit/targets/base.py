@@ -88,6 +88,9 @@ class MutationScope:
     source_root: str = ""  # the mutation root under the resolved root ("" = the root)
     #: the ``python -m mutation run`` option that passes the spec (None: not passed)
     spec_option: str | None = None
+    #: the ``python -m mutation run`` option that passes the repository a spec is
+    #: resolved in (None: not passed)
+    repo_option: str | None = None
     peer: bool = False  # it has a peer suite (its own tests) to compare with
     #: ``ctxaudit audit`` runs the mutation audit for it (else only ``python -m mutation``)
     audited: bool = True

@@ -6,7 +6,9 @@ The trees and their environments are :mod:`ctxaudit.targets.lightspeed` (``tree`
 suites run in the tree's own Python 3.12 environment (:meth:`suite_process`); its
 known findings are checked by running each one's fixed program
 (``tests/lightspeed/inenv/test_findings.py``). ``python -m mutation`` mutates it (its
-section in ``mutation/targets.toml``); ``ctxaudit audit`` does not run that yet.
+section in ``mutation/targets.toml``), in the tree's environment too; its lockstep leaves
+out the regions of the known findings that reproduce on the unmutated tree, as in the
+properties phase (the worker sets up the session's fixtures without a mutant).
 """
 
 from __future__ import annotations
@@ -55,10 +57,13 @@ class Lightspeed(BaseTarget):
     suites = (INENV,)
     suite_ignores = (f"{INENV}/test_history.py",)
     findings_registry = "ctxaudit/targets/lightspeed/findings.py"
-    #: its section in mutation/targets.toml (paths relative to the tree's src/); the
-    #: audit does not run it for lightspeed-stack trees yet
+    #: its section in mutation/targets.toml (paths relative to the tree's src/)
     mutation = MutationScope(
-        "lightspeed-stack", ".", source_root="src", spec_option="--lightspeed", audited=False
+        "lightspeed-stack",
+        ".",
+        source_root="src",
+        spec_option="--lightspeed",
+        repo_option="--lightspeed-repo",
     )
     spec_forms = "'lightspeed-stack==TAG', 'lightspeed-stack@REV', 'lightspeed-stack>=X'"
 

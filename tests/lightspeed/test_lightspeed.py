@@ -29,23 +29,11 @@ from ctxaudit.targets.lightspeed.tree import (
     LightspeedTree,
     TargetError,
     from_path,
-    repo_from,
     resolve,
 )
 from tests.lightspeed import breaks
 
 pytestmark = pytest.mark.lightspeed
-
-
-@pytest.fixture(scope="session")
-def lightspeed_repo(request: pytest.FixtureRequest) -> Path:
-    repo = repo_from(request.config.getoption("--lightspeed-repo") or None)
-    if repo is None:
-        pytest.skip(
-            "lightspeed-stack tests need its repository: give --lightspeed-repo=PATH "
-            "(a clone, a git bundle or a working tree) or set CTXAUDIT_LIGHTSPEED_REPO"
-        )
-    return repo
 
 
 def _tree(spec: str, repo: Path) -> LightspeedTree:
