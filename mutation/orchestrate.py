@@ -16,7 +16,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -103,29 +102,21 @@ class Resolved:
 
 
 def resolve(target: str, tree_or_spec: str | None) -> Resolved:
-    if target == "ledger":
-        root = Path(tree_or_spec).resolve() if tree_or_spec else REPO
-        init = root / "ledger" / "__init__.py"
-        if not init.is_file():
-            raise MutationError(f"ledger: no ledger/ package under {root}")
-        m = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", init.read_text(), re.M)
-        version = m.group(1) if m else _project_version()
-        return Resolved(root, version, "ledger")
-    if target == "gitreins":
-        from ctxaudit.targets.gitreins import TargetError
-        from ctxaudit.targets.gitreins import resolve as resolve_gitreins
+    """Ask the target (``ctxaudit.targets``) for the version a spec names."""
+    from ctxaudit import targets
 
-        try:
-            tree = resolve_gitreins(tree_or_spec or "")
-        except TargetError as exc:
-            raise MutationError(str(exc)) from None
-        return Resolved(tree.root, tree.version, "engine")
-    if target == "lightspeed-stack":
-        from mutation.lightspeed import resolve_tree
+    try:
+        kind = targets.get(target)
+        found = kind.resolve(tree_or_spec or None)
+    except targets.TargetError as exc:
+        raise MutationError(str(exc)) from None
+    if found.copy_dir is None or kind.mutation is None:
+        raise MutationError(f"{target}: not a mutation target")
+    from mutation.runtime import runtime_for
 
-        root, version, runtime = resolve_tree(tree_or_spec)
-        return Resolved(root, version, ".", runtime)
-    raise MutationError(f"unknown target {target!r}; choose ledger, gitreins or lightspeed-stack")
+    return Resolved(
+        found.mutation_root, found.version, found.copy_dir, runtime_for(kind, found, None)
+    )
 
 
 def _matches(m: engine.Mutant, pattern: str) -> bool:

@@ -109,7 +109,7 @@ class Lightspeed(BaseTarget):
         from ctxaudit.targets.lightspeed import tree as lstree
         from ctxaudit.targets.lightspeed.env import ensure_env
 
-        tree = lstree.resolve(target.spec, target.repo)
+        tree = lstree.resolve(target.spec, target.repo or lstree.repo_from(None))
         env = ensure_env(tree)
         return str(env.python), runner.child_env(env, tree, {"TMPDIR": str(tmp)})
 
