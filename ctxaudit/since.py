@@ -102,25 +102,39 @@ def changed_functions(root: Path, rev: str, package: str, in_scope: object = Non
     return Changed(rev, tuple(sorted(found)), tuple(sorted(lines)))
 
 
-def selection(targets: list[object], rev: str) -> dict[str, Changed]:
-    """label -> the changed functions of each target, for ``--since REV``. Only targets with
-    a git history of their own can use it: a gitreins source tree given as a path, or the
-    ledger (ctxaudit's repository)."""
+def selection(described: list[object], rev: str) -> dict[str, Changed]:
+    """label -> the changed functions of each target, for ``--since REV``. Only targets
+    whose code on disk is a git working tree can use it: a gitreins or lightspeed-stack
+    source tree given as a path, or the ledger (ctxaudit's repository); a released
+    version (a wheel, a tag checked out under .cache/) has no history of its own."""
+    from ctxaudit import targets
     from mutation.config import target_config
 
-    repo = Path(__file__).resolve().parents[1]
     out: dict[str, Changed] = {}
-    for t in targets:
-        kind, spec, label = t.kind, t.spec, t.label  # type: ignore[attr-defined]
-        if kind == "gitreins" and Path(spec).is_dir():
-            root, package = Path(spec), "engine"
-        elif kind == "ledger":
-            root, package = repo, "ledger"
-        else:
+    for t in described:
+        kind_name, spec, label = t.kind, t.spec, t.label  # type: ignore[attr-defined]
+        kind = targets.get(kind_name)
+        found = kind.resolve(spec or None, getattr(t, "repo", None))
+        if kind.mutation is None or found.copy_dir is None or not _in_git(found.mutation_root):
             raise SinceError(
-                f"--since needs targets with a git history: a gitreins source tree given as a "
-                f"path, or ledger (not {label})"
+                "--since needs targets with a git history: a gitreins or lightspeed-stack "
+                f"source tree given as a path, or ledger (not {label})"
             )
-        cfg = target_config(kind)
-        out[label] = changed_functions(root, rev, package, cfg.in_scope)
+        cfg = target_config(kind.mutation.section)
+        out[label] = changed_functions(found.mutation_root, rev, found.copy_dir, cfg.in_scope)
     return out
+
+
+def _in_git(path: Path) -> bool:
+    """``path`` is in a git working tree, and tracked there (not a virtual environment or
+    a cache that happens to sit inside one and is ignored)."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(path), *args], capture_output=True, text=True, check=False
+        )
+
+    inside = git("rev-parse", "--is-inside-work-tree")
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        return False
+    return git("check-ignore", "-q", ".").returncode != 0

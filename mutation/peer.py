@@ -78,15 +78,15 @@ def run_peer(
 
 
 def _peer_suite(target: str, tree_or_spec: str | None, cfg: Any) -> engine.PeerRun:
-    if target != "gitreins":
-        raise MutationError(f"no peer suite for {target}")
-    from ctxaudit.targets.gitreins import TargetError, resolve
-    from ctxaudit.targets.gitreins_sdist import tests_root
+    from ctxaudit import targets
 
     try:
-        root = tests_root(resolve(tree_or_spec or ""))
-    except TargetError as exc:
+        kind = targets.get(target)
+        root = kind.peer_suite(kind.resolve(tree_or_spec or None))
+    except targets.TargetError as exc:
         raise MutationError(str(exc)) from None
+    if root is None:
+        raise MutationError(f"no peer suite for {target}")
     peer = cfg.peer
     files = sorted(
         str(p)
