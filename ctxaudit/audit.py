@@ -186,11 +186,12 @@ def run_fix_audit(
         return _pytest(fixed, paths, report.profile, seed, env)[1]
 
     kind = targets.get(target.kind)
-    root = kind.resolve(target.spec, target.repo).root
+    resolved = kind.resolve(target.spec, target.repo)
     out = out_root / target.label
     fix_audit(
-        report, root, run, list(kind.suites), dict(kind.properties), out, ticker,
-        seeds=fixed_seeds,
+        report, resolved.root, run, list(kind.suites), dict(kind.properties), out, ticker,
+        seeds=fixed_seeds, version_name=kind.fix_version(resolved),
+        leave_out=lambda ids: kind.copy_env(resolved, ids), fixed_suites=kind.fixed_suites,
     )  # fmt: skip
 
 

@@ -8,7 +8,9 @@ attribute each failure of the unfixed tree to the finding whose fix explains it.
    ``AssertionError`` with it. A fix with no form for the version, or whose edits do not
    apply, is reported with the reason.
 2. All fixes that apply together make the *fully fixed* tree; every suite runs on it
-   with no region left out (``CTXAUDIT_FINDINGS=none``), same profile and seed. What
+   with no region left out (``CTXAUDIT_FINDINGS=none``, or the target's own variable:
+   ``Target.copy_env``), same profile and seed; only a finding no fix can be verified
+   for on the version (a form with a ``reason``) keeps its region out. What
    fails there is new. Each such failure is replayed on the fully fixed tree minus one
    fix at a time: a fix whose removal makes it pass *breaks* that property.
 3. Each failure of the unfixed tree is replayed (its shrunk example, ``ctxaudit.replay``;
@@ -45,6 +47,8 @@ from ctxaudit.target_report import Finding, TargetReport, extract_findings, head
 Ticker = Callable[[str], None]
 # runs pytest: (tree spec, paths, env, replays {nodeid: [version, blob]}) -> tests
 Runner = Callable[[str, list[str], dict[str, str], dict[str, list[str]]], list[dict[str, Any]]]
+# the environment of a run on a copy of the tree that leaves out these findings' regions
+LeaveOut = Callable[[Sequence[str]], dict[str, str]]
 
 VERIFIED = "fix verified"
 
@@ -123,18 +127,34 @@ def fix_audit(
     ticker: Ticker | None = None,
     fixes: dict[str, fixlib.Fix] | None = None,
     seeds: Sequence[int] = (),
+    version_name: str | None = None,
+    leave_out: LeaveOut | None = None,
+    fixed_suites: Sequence[str] | None = None,
 ) -> None:
     """Add the fix audit to ``report`` (``fixes``, ``attributed``, ``fixed``), move the
     attributed failures out of ``report.findings`` and write ``out_dir/fixes/``.
 
     ``seeds``: more Hypothesis seeds for the fully fixed tree; its suites run once under
     the report's seed and once under each of these (``CTXAUDIT_SEED`` in the runner's
-    environment), and a property holds there only when it holds under every one."""
+    environment), and a property holds there only when it holds under every one.
+
+    What differs between targets comes from the target (``ctxaudit.targets``), never
+    from its name: ``version_name`` is the name the fixes' forms are matched against
+    (``Target.fix_version``; default the report's version), ``leave_out`` the
+    environment of a run on a copy of the tree that leaves out the given findings'
+    regions (``Target.copy_env``; default ``CTXAUDIT_FINDINGS``), ``fixed_suites`` what
+    runs on the fully fixed tree (``Target.fixed_suites``; default ``suites``).
+
+    A finding whose fix has, for this version, a form with a ``reason`` instead of
+    edits cannot be fixed here: it is reported as "no fix" with that reason, and the
+    fully fixed tree leaves out its region (only those; ``fixed["left_out"]``)."""
     started = time.monotonic()
     fixes = fixlib.load_all() if fixes is None else fixes
-    version = report.version
+    version = version_name or report.version
+    leave_out = leave_out or _leave_out_findings
     affecting = [k for k in report.known if k["affects"]]
-    env = {"CTXAUDIT_FINDINGS": ",".join(k["id"] for k in affecting) or "none"}
+    env = leave_out([k["id"] for k in affecting])
+    unfixable: list[str] = []
     patches = out_dir / "fixes"
     if patches.exists():
         for old in patches.glob("*.patch"):
@@ -149,6 +169,12 @@ def fix_audit(
             if fix is None:
                 row["status"] = "no fix"
                 row["detail"] = "ctxaudit/fixes holds no fix for this finding yet"
+                continue
+            form = fix.form_for(version)
+            if form is not None and form.reason:
+                row["status"] = "no fix"
+                row["detail"] = f"no fix can be verified on this version: {form.reason}"
+                unfixable.append(k["id"])
                 continue
             got = fixlib.fixed_copy(root, Path(tmp) / k["id"], version, [fix])
             if got.failed:
@@ -212,10 +238,10 @@ def fix_audit(
         for n, seed in enumerate(runs, 1):
             if ticker and len(runs) > 1:
                 ticker(f"properties on the fixed tree, seed {seed} ({n}/{len(runs)})")
-            env_fixed = {"CTXAUDIT_FINDINGS": "none"}
+            env_fixed = leave_out(unfixable)
             if seed != report.seed and seed is not None:
                 env_fixed["CTXAUDIT_SEED"] = str(seed)
-            tests += run(str(full.root), suites, env_fixed, {})
+            tests += run(str(full.root), list(fixed_suites or suites), env_fixed, {})
         fixed = TargetReport(
             target=report.target, version=version, spec=str(full.root), profile=report.profile,
             seed=report.seed, elapsed_s=0.0, exit_status=0, tests=tests,
@@ -229,9 +255,7 @@ def fix_audit(
             for fid in full.applied:
                 rest = [fixes[o] for o in full.applied if o != fid]
                 other = fixlib.fixed_copy(root, Path(tmp) / f"all-but-{fid}", version, rest)
-                passed, _ = _replay(
-                    run, str(other.root), fixed.findings, {"CTXAUDIT_FINDINGS": "none"}, []
-                )  # noqa: E501
+                passed, _ = _replay(run, str(other.root), fixed.findings, leave_out(unfixable), [])
                 for i, ok in enumerate(passed):
                     if ok:
                         blamed[i].append(fid)
@@ -277,8 +301,14 @@ def fix_audit(
         "findings": [dataclasses.asdict(f) for f in fixed.findings],
         "ok": not fixed.findings and "fails" not in fixed.verdicts.values(),
         "seeds": runs,
+        "left_out": unfixable,
         "elapsed_s": round(time.monotonic() - started, 1),
     }
+
+
+def _leave_out_findings(ids: Sequence[str]) -> dict[str, str]:
+    """The default ``leave_out``: ``CTXAUDIT_FINDINGS`` (``Target.copy_env``'s default)."""
+    return {"CTXAUDIT_FINDINGS": ",".join(ids) or "none"}
 
 
 def attribute_command(report: TargetReport, failure: Finding, fix: str) -> str:

@@ -11,6 +11,13 @@ own module here, ``<finding id as a module name>.py``, defining ``FIX``.
 Fixes are applied to a *copy* of a tree (:func:`fixed_copy`); a form that does not
 apply (an ``old`` text that is not there exactly once, a patch that does not apply)
 is reported as :class:`NotApplied`, never raised past :func:`fixed_copy`.
+
+Where no fix of the tree's source can be verified on some versions (the behaviour is
+the inference server's, or the upstream fix was a dependency change), the form for
+those versions has no edits and a ``reason``: :func:`fixed_copy` reports it as not
+applied, with "no fix on this version:" and the reason. A fix that builds on another
+(the same writes, one more guard) names it in ``requires``: :func:`fixed_copy` applies
+that one first, once, when it is not among the fixes already applied.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ class Form:
     versions: str | frozenset[str]  # a specifier ("*" for all), or exact versions/tags/commits
     edits: tuple[Edit, ...] = ()
     patch: str | None = None  # a unified diff in this folder, -p1 at the tree's root
+    #: no fix on these versions, and why (a form with a reason has no edits)
+    reason: str = ""
 
     def applies(self, version: str) -> bool:
         if isinstance(self.versions, frozenset):
@@ -58,6 +67,8 @@ class Fix:
     finding: str
     forms: tuple[Form, ...]
     why: str = ""  # what the change does, in one sentence
+    #: findings whose fix this one builds on: applied first (once), where not applied yet
+    requires: tuple[str, ...] = ()
 
     def form_for(self, version: str) -> Form | None:
         for form in self.forms:
@@ -147,20 +158,58 @@ def fixed_copy(
     if copy:
         copy_tree(root, dest, version)
     result = Applied(dest)
+    done: set[str] = set()  # fixes applied, a required one included
     for fix in fixes:
-        form = fix.form_for(version)
-        if form is None:
-            result.failed[fix.finding] = f"no form of the fix for version {version}"
+        if fix.finding in done:
+            result.applied.append(fix.finding)
             continue
-        try:
-            apply_form(form, dest)
-        except NotApplied as exc:
-            result.failed[fix.finding] = str(exc)
-        except (OSError, subprocess.SubprocessError, UnicodeDecodeError) as exc:
-            result.failed[fix.finding] = f"{type(exc).__name__}: {exc}"
+        needed = [*_required(fix, version), fix]
+        failed = ""
+        for need in needed:
+            if need.finding in done:
+                continue
+            why = _apply_one(need, dest, version)
+            if why:
+                failed = why if need is fix else f"the fix it requires ({need.finding}): {why}"
+                break
+            done.add(need.finding)
+        if failed:
+            result.failed[fix.finding] = failed
         else:
             result.applied.append(fix.finding)
     return result
+
+
+def _required(fix: Fix, version: str) -> list[Fix]:
+    """The fixes ``fix`` builds on (``requires``), theirs first."""
+    if not fix.requires:
+        return []
+    every = load_all()
+    out: list[Fix] = []
+    for fid in fix.requires:
+        need = every.get(fid)
+        if need is None:
+            continue
+        out += [f for f in _required(need, version) if f not in out]
+        if need not in out:
+            out.append(need)
+    return out
+
+
+def _apply_one(fix: Fix, dest: Path, version: str) -> str:
+    """Apply ``fix``'s form for ``version`` to ``dest``; why not ("" when it applied)."""
+    form = fix.form_for(version)
+    if form is None:
+        return f"no form of the fix for version {version}"
+    if form.reason:
+        return f"no fix on this version: {form.reason}"
+    try:
+        apply_form(form, dest)
+    except NotApplied as exc:
+        return str(exc)
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return ""
 
 
 def diff_trees(before: Path, after: Path, label: str = "") -> str:

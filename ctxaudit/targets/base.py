@@ -19,7 +19,11 @@ its own module under ``ctxaudit/targets/`` and registered by one line in
   :meth:`Target.findings_check` (how the audit learns which reproduce on a version);
 - **peer suite**: :meth:`Target.peer_suite` (the target's own tests, where it has some);
 - **applicable properties**: :attr:`Target.properties` and :attr:`Target.suites` (the
-  lockstep suites that check them).
+  lockstep suites that check them);
+- **fix audit** (where :attr:`Target.fix_audit`): :meth:`Target.fix_version` (the name
+  a fix's forms are matched against), :meth:`Target.copy_env` (the environment that
+  leaves out given findings' regions in a run of a copy of the version) and
+  :attr:`Target.fixed_suites` (what runs on the fully fixed tree).
 
 This module imports nothing of ctxaudit: the targets' modules, the audit and
 ``mutation/`` all build on it.
@@ -147,6 +151,8 @@ class Target(Protocol):
     #: its suites leave out the regions of the findings named in CTXAUDIT_FINDINGS
     excludes_known: bool
     fix_audit: bool  # the fix audit (ctxaudit/fixes) applies to it
+    #: the suites the fix audit runs on the fully fixed tree (None: :attr:`suites`)
+    fixed_suites: Sequence[str] | None
     spec_forms: str  # the spec forms it takes, for error messages
     #: a path spec no target claims is its to explain (the error names what is missing)
     takes_paths: bool
@@ -194,6 +200,17 @@ class Target(Protocol):
         """``bin/ctxaudit test`` arguments that rerun one test of its suites."""
         ...
 
+    def fix_version(self, resolved: Resolved) -> str:
+        """The name of this version that a fix's forms are matched against
+        (``ctxaudit.fixes.Form.applies``: a version, a tag or a commit)."""
+        ...
+
+    def copy_env(self, resolved: Resolved, leave_out: Sequence[str]) -> dict[str, str]:
+        """The environment of a suite run on a copy of ``resolved`` (a fixed copy in
+        the fix audit) that leaves out exactly the regions of the findings ``leave_out``
+        and reads the copy as that version."""
+        ...
+
 
 class BaseTarget:
     """Defaults for the parts of :class:`Target` that most targets do not need."""
@@ -206,6 +223,7 @@ class BaseTarget:
     mutation: MutationScope | None = None
     excludes_known = False
     fix_audit = False
+    fixed_suites: Sequence[str] | None = None
     spec_forms = ""
     takes_paths = False
 
@@ -239,3 +257,9 @@ class BaseTarget:
 
     def rerun_args(self, nodeid: str, spec: str) -> list[str]:
         return [f"'{nodeid}'", *self.suite_args(spec)]
+
+    def fix_version(self, resolved: Resolved) -> str:
+        return resolved.version
+
+    def copy_env(self, resolved: Resolved, leave_out: Sequence[str]) -> dict[str, str]:
+        return {"CTXAUDIT_FINDINGS": ",".join(leave_out) or "none"}

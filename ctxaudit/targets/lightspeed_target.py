@@ -9,13 +9,22 @@ known findings are checked by running each one's fixed program
 section in ``mutation/targets.toml``), in the tree's environment too; its lockstep leaves
 out the regions of the known findings that reproduce on the unmutated tree, as in the
 properties phase (the worker sets up the session's fixtures without a mutant).
+
+The fix audit (``ctxaudit/fixaudit.py``, fixes ``ctxaudit/fixes/ls_*.py``) runs on it
+too: a fix's forms name trees by tag or commit prefix (:meth:`fix_version`); a fixed
+copy of a tree is run as that tree (its tag and commit, so the findings registered for
+it are checked) with exactly the given findings' regions left out
+(``CTXAUDIT_LIGHTSPEED_LEAVE_OUT``, :meth:`copy_env`); on the fully fixed tree only the
+lockstep runs (:attr:`fixed_suites`: the findings' regression tests fail there by
+design, each fixed finding no longer reproducing). Attribution by replay is the
+generic one; it has not been seen to work on a lightspeed-stack failure yet.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +47,8 @@ INENV = "tests/lightspeed/inenv"  # = ctxaudit.targets.lightspeed.runner.INENV
 FINDINGS_TESTS = f"{INENV}/test_findings.py"
 #: the reproduction file the in-environment findings test writes
 REPRODUCTION_ENV = "CTXAUDIT_LIGHTSPEED_REPRODUCTION"
+#: the findings whose regions the in-environment lockstep leaves out (``none``: none)
+LEAVE_OUT_ENV = "CTXAUDIT_LIGHTSPEED_LEAVE_OUT"
 
 
 class Lightspeed(BaseTarget):
@@ -66,6 +77,9 @@ class Lightspeed(BaseTarget):
         repo_option="--lightspeed-repo",
     )
     spec_forms = "'lightspeed-stack==TAG', 'lightspeed-stack@REV', 'lightspeed-stack>=X'"
+    fix_audit = True
+    #: the fully fixed tree: the lockstep, not the findings' regression tests
+    fixed_suites = (INENV, f"--ignore={FINDINGS_TESTS}")
 
     def claims(self, spec: str) -> bool:
         from ctxaudit.targets.lightspeed.tree import QUERY
@@ -140,6 +154,22 @@ class Lightspeed(BaseTarget):
             ]
 
         return FindingsCheck([FINDINGS_TESTS], {REPRODUCTION_ENV: str(repro)}, read)
+
+    def fix_version(self, resolved: Resolved) -> str:
+        """A tree's tag, else its commit (the fixes' forms name trees as the findings do)."""
+        tree = resolved.tree
+        return str((tree.tag if tree is not None else None) or resolved.commit or resolved.version)
+
+    def copy_env(self, resolved: Resolved, leave_out: Sequence[str]) -> dict[str, str]:
+        """Leave out exactly ``leave_out``'s regions; the copy reads as ``resolved``'s tree
+        (its tag and commit: the findings registered for it are checked there)."""
+        tree = resolved.tree
+        return {
+            LEAVE_OUT_ENV: ",".join(leave_out) or "none",
+            "CTXAUDIT_LIGHTSPEED_TAG": (tree.tag if tree is not None else None) or "",
+            "CTXAUDIT_LIGHTSPEED_COMMIT": resolved.commit or "",
+            "CTXAUDIT_LIGHTSPEED_LABEL": f"{resolved.label} (a fixed copy)",
+        }
 
     def rerun_args(self, nodeid: str, spec: str) -> list[str]:
         """The in-environment suite reruns through its runner test."""

@@ -1,0 +1,38 @@
+"""LS-CONTINUATION-NOT-COMPACTED (C1): /v1/responses compacts only requests that name a
+conversation, not one that continues from previous_response_id (the tree still knows
+its conversation). The fix makes a continuation eligible, and a compacted one drops
+previous_response_id (its explicit input already carries the conversation), so the turn
+is stored with its summary marker like any compacted turn."""
+
+from ctxaudit.fixes import Edit, Fix, Form
+from ctxaudit.fixes.ls_trees import MAIN
+
+_COMPACTED = (
+    "        if compaction.compacted:\n"
+    "            compacted_original_input = compaction.original_input\n"
+)
+
+FIX = Fix(
+    finding="LS-CONTINUATION-NOT-COMPACTED",
+    why="a /v1/responses continuation is compacted too, sent without previous_response_id",
+    forms=(
+        Form(
+            versions=frozenset({MAIN}),
+            edits=(
+                Edit(
+                    "src/app/endpoints/responses.py",
+                    "        and not api_params.previous_response_id\n",
+                    "",
+                ),
+                Edit(
+                    "src/app/endpoints/responses.py",
+                    _COMPACTED,
+                    _COMPACTED
+                    + "            api_params = api_params.model_copy(\n"
+                    + '                update={"previous_response_id": None}\n'
+                    + "            )\n",
+                ),
+            ),
+        ),
+    ),
+)

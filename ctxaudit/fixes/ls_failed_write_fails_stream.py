@@ -1,0 +1,45 @@
+"""LS-FAILED-WRITE-FAILS-STREAM (S7): a streamed /v1/responses request writes before
+its stream starts (a compacted one its summary marker, a blocked one its refusal turn);
+when the conversation store refuses, the error escapes as HTTP 500 instead of a stream
+that ends normally. The fix logs a failed marker write and goes on (the turn's own
+write reports the failure: a blocking request still fails), and the streamed refusal's
+write failure is logged, not raised."""
+
+from ctxaudit.fixes import Edit, Fix, Form
+from ctxaudit.fixes.ls_trees import MAIN
+
+_MARKER = "    await _write_summary_marker(client, conversation_id, summary.summary_text)\n"
+_BLOCKED = (
+    "        generator = shield_violation_generator(api_params, context)\n"
+    "        await _persist_blocked_response_turn(api_params, context)\n"
+)
+
+FIX = Fix(
+    finding="LS-FAILED-WRITE-FAILS-STREAM",
+    why="a failed marker write is logged, and a streamed refusal's failed write ends nothing",
+    forms=(
+        Form(
+            versions=frozenset({MAIN}),
+            edits=(
+                Edit(
+                    "src/utils/conversation_compaction.py",
+                    _MARKER,
+                    "    try:\n    "
+                    + _MARKER
+                    + "    except Exception:  # pylint: disable=broad-except\n"
+                    '        logger.warning("compaction: writing the summary marker failed", exc_info=True)\n',
+                ),
+                Edit(
+                    "src/app/endpoints/responses.py",
+                    _BLOCKED,
+                    "        generator = shield_violation_generator(api_params, context)\n"
+                    "        try:\n"
+                    "            await _persist_blocked_response_turn(api_params, context)\n"
+                    "        except HTTPException:  # the stream still answers; nothing is kept\n"
+                    '            logger.warning("storing the blocked turn failed", exc_info=True)\n',
+                ),
+            ),
+        ),
+    ),
+)
+# ruff: noqa: E501  (edits quote the target's lines verbatim)
