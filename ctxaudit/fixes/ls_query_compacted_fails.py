@@ -1,0 +1,48 @@
+"""LS-QUERY-COMPACTED-FAILS (S9/S6): main's /v1/query casts the explicit input of
+compacted mode (a list) to the agent's prompt string; the agent run fails before the LLM
+is called, and the turn is never stored (``retrieve_agent_response`` takes the original
+input and leaves it unused). The fix sends the explicit input as the request's input and
+stores the turn against the original input (``ls_compacted_agent``)."""
+
+from ctxaudit.fixes import Edit, Fix, Form
+from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
+from ctxaudit.fixes.ls_trees import MAIN
+
+_QUERY = "src/utils/agents/query.py"
+_RUN = "            run_result = await agent.run(prompt)\n"
+_BUILT = (
+    "            rag_id_mapping=rag_id_mapping,\n        )\n\n"
+    "        # Emit inference completed event after successful summary build\n"
+)
+_IMPORT = "from utils.conversations import append_turn_items_to_conversation\n"
+
+FIX = Fix(
+    finding="LS-QUERY-COMPACTED-FAILS",
+    why="compacted /v1/query sends the explicit input to the LLM and stores the turn itself",
+    forms=(
+        Form(
+            versions=frozenset({MAIN}),
+            edits=(
+                Edit(_QUERY, _IMPORT, _IMPORT + "from ogx_api import OpenAIResponseMessage\n"),
+                Edit(_QUERY, _RUN, explicit_input("            ") + _RUN),
+                Edit(
+                    _QUERY,
+                    _BUILT,
+                    _BUILT.split("\n\n")[0]
+                    + "\n"
+                    + "        if _original_input is not None:  # compacted: OGX does not store it\n"
+                    + store_turn(
+                        "            ",
+                        "client",
+                        "responses_params.conversation",
+                        "_original_input",
+                        "turn_summary.llm_response",
+                    )
+                    + "\n"
+                    + _BUILT.split("\n\n")[1],
+                ),
+            ),
+        ),
+    ),
+)
+# ruff: noqa: E501  (edits quote the target's lines verbatim)

@@ -1,0 +1,49 @@
+"""LS-STREAMING-QUERY-COMPACTED-FAILS (S9/S6): main's /v1/streaming_query casts the
+explicit input of compacted mode (a list) to the agent's prompt string; the stream ends
+with an error event, and a completed compacted turn is never stored
+(``generate_agent_response`` uses the original input only when interrupted). The fix
+sends the explicit input as the request's input and stores the completed turn against
+the original input (a failed write is logged: a stream ends normally, S7)."""
+
+from ctxaudit.fixes import Edit, Fix, Form
+from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
+from ctxaudit.fixes.ls_trees import MAIN
+
+_STREAMING = "src/utils/agents/streaming.py"
+_RUN = (
+    '    logger.debug("Starting agent streaming response processing")\n'
+    "    async with agent.run_stream_events(prompt) as stream:\n"
+)
+_DONE = "    should_generate_topic_summary = (\n"
+_IMPORT = "from utils.conversations import append_turn_items_to_conversation\n"
+
+FIX = Fix(
+    finding="LS-STREAMING-QUERY-COMPACTED-FAILS",
+    why="compacted /v1/streaming_query sends the explicit input and stores the completed turn",
+    forms=(
+        Form(
+            versions=frozenset({MAIN}),
+            edits=(
+                Edit(_STREAMING, _IMPORT, _IMPORT + "from ogx_api import OpenAIResponseMessage\n"),
+                Edit(_STREAMING, _RUN, explicit_input("    ") + _RUN),
+                Edit(
+                    _STREAMING,
+                    _DONE,
+                    "    if original_input is not None:  # compacted: OGX does not store it\n"
+                    "        try:\n"
+                    + store_turn(
+                        "            ",
+                        "context.client",
+                        "responses_params.conversation",
+                        "original_input",
+                        "turn_summary.llm_response",
+                    )
+                    + "        except HTTPException:  # the stream still ends normally\n"
+                    + '            logger.warning("storing the compacted turn failed", exc_info=True)\n'
+                    + _DONE,
+                ),
+            ),
+        ),
+    ),
+)
+# ruff: noqa: E501  (edits quote the target's lines verbatim)
