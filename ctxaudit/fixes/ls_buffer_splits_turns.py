@@ -1,0 +1,55 @@
+"""LS-BUFFER-SPLITS-TURNS (C1): the fold keeps the last ``2 * buffer_turns`` messages,
+so a turn whose input has several items is split (its first items folded into the
+summary, the rest sent verbatim). The fix keeps the last ``buffer_turns`` *turns*: a
+turn starts at a message that is not the assistant's, after an assistant message."""
+
+from ctxaudit.fixes import Edit, Fix, Form
+from ctxaudit.fixes.ls_trees import MAIN
+
+_COMPACTION = "src/utils/compaction.py"
+_HELPER = (
+    "def _turn_starts(items: list[Any]) -> list[int]:\n"
+    '    """Positions of each turn\'s first message: its input may be several items."""\n'
+    "    starts: list[int] = []\n"
+    '    previous = "assistant"\n'
+    "    for index, item in enumerate(items):\n"
+    "        if not is_message_item(item):\n"
+    "            continue\n"
+    '        role = getattr(item, "role", "user")\n'
+    '        if role != "assistant" and previous == "assistant":\n'
+    "            starts.append(index)\n"
+    "        previous = role\n"
+    "    return starts\n\n\n"
+)
+_SPLIT = (
+    "        if recent_msg_count > len(msg_indices):\n"
+    "            # Not enough messages to satisfy this candidate buffer\n"
+    "            # size; smaller candidates will be tried next iteration.\n"
+    "            continue\n"
+    "        split_at = msg_indices[-recent_msg_count]\n"
+)
+
+FIX = Fix(
+    finding="LS-BUFFER-SPLITS-TURNS",
+    why="the fold keeps the last buffer_turns turns, whatever the number of their items",
+    forms=(
+        Form(
+            versions=frozenset({MAIN}),
+            edits=(
+                Edit(
+                    _COMPACTION,
+                    "def _message_indices(items: list[Any]) -> list[int]:\n",
+                    _HELPER + "def _message_indices(items: list[Any]) -> list[int]:\n",
+                ),
+                Edit(
+                    _COMPACTION,
+                    _SPLIT,
+                    "        starts = _turn_starts(items)  # whole turns, not message pairs\n"
+                    "        if candidate_turns > len(starts):\n"
+                    "            continue\n"
+                    "        split_at = starts[-candidate_turns]\n",
+                ),
+            ),
+        ),
+    ),
+)
