@@ -1,12 +1,13 @@
-"""LS-A2A-COMPACTED-TURN-LOST (S6/C1): main's A2A executor compacts (writes the summary
-marker, drops the conversation from the request), then runs the agent on the user's
-text alone and never stores the turn (0.6 called ``store_compacted_turn``). The fix
-sends the explicit input as the request's input and, once the agent's run completes,
-stores the turn against the original input (``ls_compacted_agent``)."""
+"""LS-A2A-COMPACTED-TURN-LOST (S6/C1): the A2A executor of main and of the 0.7 line
+(the same code) compacts (writes the summary marker, drops the conversation from the
+request), then runs the agent on the user's text alone and never stores the turn (0.6
+called ``store_compacted_turn``). The fix sends the explicit input as the request's
+input and, once the agent's run completes, stores the turn against the original input
+(``ls_compacted_agent``)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
-from ctxaudit.fixes.ls_trees import MAIN
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_07
 
 _A2A = "src/app/endpoints/a2a.py"
 _IMPORT = "from utils.conversation_compaction import apply_compaction_blocking\n"
@@ -22,7 +23,7 @@ FIX = Fix(
     why="a compacted A2A message sends the explicit input and its completed turn is stored",
     forms=(
         Form(
-            versions=frozenset({MAIN}),
+            versions=frozenset({MAIN, *RELEASE_07}),
             edits=(
                 Edit(
                     _A2A,
