@@ -69,6 +69,9 @@ class TargetConfig:
     #: after another in the worker process, for targets that run threads and an event
     #: loop a fork would not carry over; a mutant that hangs costs a worker restart)
     isolation: str = "fork"
+    #: the largest share of ``other`` mutants a run takes, whatever it is asked for
+    #: (a target whose every mutant costs a run of a real service)
+    other_sample_max: float = 1.0
     extra: dict[str, object] = field(default_factory=dict)
 
     def source_files(self, root: Path) -> list[str]:
@@ -133,6 +136,7 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                 peer=_peer(t["peer"], name) if "peer" in t else None,
                 source_root=str(t.get("source_root", "")),
                 isolation=str(t.get("isolation", "fork")),
+                other_sample_max=float(t.get("other_sample_max", 1.0)),
             )
             if out[name].isolation not in ISOLATIONS:
                 raise ConfigError(

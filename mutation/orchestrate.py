@@ -183,6 +183,8 @@ def run(
         cfg = target_config(target)
     except ConfigError as exc:
         raise MutationError(str(exc)) from None
+    # a target may cap the share of `other` mutants (each costs a run of its service)
+    other_sample = min(other_sample, cfg.other_sample_max)
     found = resolve(target, tree_or_spec)
     root, version, copy_dir = found.root, found.version, found.copy_dir
     plan = engine.build_plan(target, cfg, root, version)
