@@ -213,7 +213,10 @@ def run_attribute(
     if fix is None:
         print(f"ctxaudit: no fix for {fix_id!r} in ctxaudit/fixes", file=sys.stderr)
         return 2
-    env = {"CTXAUDIT_FINDINGS": os.environ.get("CTXAUDIT_FINDINGS", "none")}
+    kind = targets.get(target.kind)
+    resolved = kind.resolve(target.spec, target.repo)
+    leave_out = [i for i in os.environ.get("CTXAUDIT_FINDINGS", "none").split(",") if i != "none"]
+    env = kind.copy_env(resolved, [i for i in leave_out if i])
 
     def run(
         tree: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]
@@ -223,8 +226,8 @@ def run_attribute(
         copy = Target(target.kind, tree, target.version, target.repo)
         return _pytest(copy, paths, profile, seed, env)[1]
 
-    root = targets.get(target.kind).resolve(target.spec, target.repo).root
-    text, explained = attribute(root, target.version, fix, test, blob, run, env)
+    version = kind.fix_version(resolved)
+    text, explained = attribute(resolved.root, version, fix, test, blob, run, env)
     print(text)
     return 0 if explained else 1
 
