@@ -30,6 +30,12 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"ctxaudit: lightspeed-stack target {label}"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The lockstep first: with ``-x`` a failure of it is reported before the known
+    findings' programs run (when the regions left out are fixed, it needs none)."""
+    items.sort(key=lambda item: "test_lockstep.py" not in item.nodeid)
+
+
 @pytest.fixture(scope="session")
 def reproduction() -> dict[str, str | None]:
     """Each known finding's program on this tree: its failure message, or None."""
@@ -62,9 +68,51 @@ def reproducing(request: pytest.FixtureRequest) -> tuple[object, ...]:
     return found
 
 
+#: seconds the lockstep may spend shrinking a failure, where the profile bounds
+#: shrinking (ctxaudit/profiles.py SHRINK_SECONDS; not in the audit). A failing run
+#: also pays for the parent's start (~3 s), this interpreter's (~2 s) and the
+#: service's (~6 s) before its first example, all within the 30 s a developer waits
+#: (reports/failure-benchmark-lightspeed.md); a shrink example costs about 0.3 s.
+SHRINK_SECONDS = 10
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _bound_shrinking() -> None:
+    from hypothesis.internal.conjecture import engine
+
+    from ctxaudit import profiles
+
+    profile = os.environ.get("CTXAUDIT_PROFILE", profiles.DEFAULT)
+    if profile in profiles.SHRINK_SECONDS and not os.environ.get("CTXAUDIT_RESULTS"):
+        engine.MAX_SHRINKING_SECONDS = min(profiles.SHRINK_SECONDS[profile], SHRINK_SECONDS)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _stop_service() -> Iterator[None]:
     yield
     from tests.lightspeed.inenv import service
 
     service.stop()
+
+
+_exit_status: list[int] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _exit_status.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A child run by ctxaudit's runner (``CTXAUDIT_LIGHTSPEED_EXIT_AT_ONCE``) ends here.
+
+    Everything it reports is written by now. What is left is the interpreter's own
+    teardown: the app's, OGX's and Hypothesis's objects, and a SQLite worker thread
+    OGX leaves behind, 2-4 s of a failing run a developer waits for (measured; the
+    in-process mutation worker never sets the variable)."""
+    if os.environ.get("CTXAUDIT_LIGHTSPEED_EXIT_AT_ONCE") and _exit_status:
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_exit_status[-1])
