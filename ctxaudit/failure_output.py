@@ -14,7 +14,8 @@ Registered by ``tests/conftest.py``. For a test that Hypothesis ran, it
 - ``--replay=BLOB`` replays the example a blob encodes (what
   ``@reproduce_failure`` does, without editing the test);
 - with ``CTXAUDIT_FAILURE_STATS=PATH``, writes each Hypothesis test's phase
-  times (time to find a failure, time to shrink it) to PATH as JSON.
+  times (time to find a failure, time to shrink it) to PATH as JSON, with those
+  of child sessions a test hands over (:func:`add_stats`).
 
 The audit (``CTXAUDIT_RESULTS`` set) reads pytest's own failure text, so the
 short format is off there.
@@ -226,6 +227,13 @@ class FailureOutput:
             Path(path).write_text(json.dumps(_stats, indent=1))
 
 
+def add_stats(entries: list[dict[str, Any]]) -> None:
+    """Phase times a child pytest wrote (a suite run in another interpreter, such as a
+    lightspeed-stack tree's), kept with this session's so that they reach
+    ``CTXAUDIT_FAILURE_STATS``: this session writes the file last, over the child's."""
+    _stats.extend(entries)
+
+
 def register(config: pytest.Config) -> None:
     config.pluginmanager.register(FailureOutput(config), "ctxaudit-failure-output")
 
@@ -408,7 +416,7 @@ def _shrink_cut_short(item: pytest.Item) -> str:
     stats = item.stash.get(_STATS_KEY, None)
     reason = str((stats or {}).get("stopped-because", ""))
     if "shrinking was very slow" in reason:
-        return f"the profile's bound of {engine.MAX_SHRINKING_SECONDS} s on shrinking"
+        return f"the bound of {engine.MAX_SHRINKING_SECONDS:g} s on shrinking"
     if "shrunk test case" in reason:
         return reason
     return ""

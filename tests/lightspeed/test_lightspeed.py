@@ -15,6 +15,8 @@ on ``tests/lightspeed/inenv`` with this session's Hypothesis profile and seed.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +25,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from ctxaudit import failure_output
 from ctxaudit.targets.lightspeed import runner
 from ctxaudit.targets.lightspeed.findings import FINDINGS
 from ctxaudit.targets.lightspeed.tree import (
@@ -48,9 +51,17 @@ def _run(
 ) -> runner.ChildRun:
     seed = request.config.getoption("hypothesis_seed", default=None)
     profile = settings._current_profile  # the profile this session loaded
+    stats = Path(os.environ.get("CTXAUDIT_FAILURE_STATS", ""))
+    if stats.name:  # the child's phase times, in a file of its own (this session's is last)
+        stats = stats.with_name(f"{stats.name}.{tree.commit or 'tree'}.child")
+        stats.unlink(missing_ok=True)
+        env = {**env, "CTXAUDIT_FAILURE_STATS": str(stats)}
     run = runner.run_suite(
         tree, args, profile=profile, seed=None if seed is None else str(seed), extra_env=env
     )
+    if stats.name and stats.exists():
+        failure_output.add_stats(json.loads(stats.read_text()))
+        stats.unlink()
     print(f"{tree.label}: {run.seconds:.1f} s in its environment {run.env.lock_hash}")
     if run.passed:  # a failure's report is the assertion's message, printed once
         print(runner.summary(run.output))
@@ -66,13 +77,42 @@ def test_lockstep_and_findings(lightspeed_repo: Path, request: pytest.FixtureReq
         ["bin/ctxaudit", "test", request.node.nodeid,
          f"--lightspeed-repo={lightspeed_repo}", f"--lightspeed={spec}"]
     )  # fmt: skip
-    args = [runner.INENV]
+    # -x here stops the child at its first failure too (the lockstep runs first)
+    args = [runner.INENV, *(["-x"] if request.config.option.maxfail == 1 else [])]
     blob = request.config.getoption("--replay", default="")
     if blob:
         args = [f"{runner.INENV}/test_lockstep.py", f"--replay={blob}"]
-    run = _run(tree, request, args, CTXAUDIT_REPLAY_COMMAND=command)
+    env = {"CTXAUDIT_REPLAY_COMMAND": command}
+    leave_out = working_tree_leave_out(tree)
+    if leave_out is not None and "CTXAUDIT_LIGHTSPEED_LEAVE_OUT" not in os.environ:
+        env["CTXAUDIT_LIGHTSPEED_LEAVE_OUT"] = leave_out
+        print(f"{tree.label}: a working tree of {tree.commit}; left out: the regions of the "
+              f"findings registered for that commit ({leave_out})")  # fmt: skip
+    run = _run(tree, request, args, **env)
     if not run.passed:  # the child's report as it is, without this test's traceback
         pytest.fail(f"{tree.label}:\n{runner.summary(run.output)}", pytrace=False)
+
+
+def working_tree_leave_out(tree: LightspeedTree) -> str | None:
+    """For a working tree (a path) on a commit the registry names: the findings
+    registered for that commit, as ``CTXAUDIT_LIGHTSPEED_LEAVE_OUT`` reads them.
+
+    A working tree is a developer's change to a known tree, so it is checked with
+    the regions that are known to fail on the tree it changes. A known finding that
+    the change brings back, or one not registered for that tree, is then not left
+    out: the lockstep fails on it, loudly, instead of leaving its region out because
+    its program reproduces (what the session does for any other tree, by running
+    the programs first). The regression tests of the findings still run the programs
+    and say which reproduce. ``None`` (the programs decide, as before) for a tree
+    that is not a working tree, or whose commit the registry does not name.
+    """
+    if tree.origin != "path" or not tree.commit:
+        return None
+    known = {name for finding in FINDINGS for name in finding.registered}
+    if not any(tree.commit.startswith(name) for name in known):
+        return None
+    ids = [f.id for f in FINDINGS if f.registered_for(None, tree.commit)]
+    return ",".join(ids) or "none"
 
 
 @pytest.mark.parametrize(
