@@ -56,6 +56,47 @@ BEFORE = (
     "tried; the issue measured `test_v7_valve_protects_cap` on another broken tree at "
     "25 s and 656 lines."
 )
+#: the columns a suite run in a child interpreter adds (lightspeed-stack)
+CHILD_COLUMNS = [
+    "In the tree's environment: the child pytest's wall time, from its start to its exit "
+    "(this side's pytest start and the tree's resolution are the rest of the verdict); "
+    "search: Hypothesis's generation until the failure, inside it; the rest of it is the "
+    "interpreter's start and the service's (the app, OGX, the fake LLM).",
+    "",
+]
+#: where a failing lightspeed-stack run's time went, before issue 13's changes there and
+#: after (measured by hand on this machine, one break, load average 2-5: the machine was
+#: shared with mutation runs)
+LIGHTSPEED_PARTS = """\
+Where the time of a failing lightspeed-stack run goes (remove-compacted-write, measured by \
+hand with a timing plugin in the child, load average 2-5), before -> after:
+
+- the environment's packages had no bytecode (uv installs none, children run with \
+PYTHONDONTWRITEBYTECODE): every child compiled the ~4,600 modules it imports, ~6 s of the \
+service's start; the runner now byte-compiles an environment's packages once (25 s, a stamp \
+in the environment). Service start 12.6 s (quiet) / 19 s (load 4) -> 6-8 s (load 3-5).
+- the 12 fixed programs of the known findings ran before the lockstep (3-5 s); a working \
+tree (a path on a commit the registry names, such as a clone of main with a change) now \
+leaves out the regions of the findings registered for that commit and runs no program \
+first; the lockstep runs before the findings' tests, and `-x` reaches the child.
+- the search: the failure came in the 10th example, ~45 requests in (12.7 s), and \
+Hypothesis then searched on for other failures (at least 10 examples; every lockstep \
+failure is raised at one place, so it never finds another): 13-14 s -> 1.1-2.7 s, the \
+first example (`state.openings()`, the first step of Hypothesis's simplest example). The \
+service now starts before the search, not in its first example.
+- shrinking: the bound (20 s) was always hit, at 0.5-0.7 s a shrink example (20-40 \
+steps each) -> 0.3-2 s, "nothing left to do" (a program of two steps); the lockstep's \
+bound is now 10 s (tests/lightspeed/inenv/conftest.py), counted into the 30 s with the \
+boot.
+- the child's exit: 2-4 s of interpreter teardown (the app's and OGX's objects, a SQLite \
+worker thread) -> 0 (the child ends with os._exit once pytest has written everything).
+- the phase times: the parent session wrote its own (empty) list over the child's file; \
+the parent now hands the child a file of its own and adds its entries.
+
+Before these changes (commit 0cf8ba1, the same command, 8 breaks): 7 caught in 61-73 s \
+with 67-92 lines, none under 30 s; store-ignores-flag was not caught, because the program \
+of LS-UNSTORED-STORED (registered for the 0.6 line only) reproduced on the broken tree and \
+its region (store=false) was left out."""
 #: the case whose whole output the report shows (the issue's break)
 EXAMPLE = "v5-fourth-compaction"
 TIME_LIMIT = 30.0
@@ -123,7 +164,8 @@ def ledger_mutant(name: str) -> Prepare:
 
 
 def lightspeed_break(name: str) -> Prepare:
-    """A copy of lightspeed-stack's main with break ``name`` (tests/lightspeed/breaks.py).
+    """A clone of lightspeed-stack at main with break ``name`` (tests/lightspeed/breaks.py)
+    as an uncommitted change: a developer's working tree.
 
     Needs the repository (``CTXAUDIT_LIGHTSPEED_REPO``); the tree's environment is
     built or reused before the clock starts only if it was built before.
@@ -137,8 +179,17 @@ def lightspeed_break(name: str) -> Prepare:
             raise SystemExit("lightspeed-stack cases need CTXAUDIT_LIGHTSPEED_REPO")
         base = lstree.resolve("lightspeed-stack@main", repo)
         brk = {b.name: b for b in _module("tests/lightspeed/breaks.py").BREAKS}[name]
-        copy = _module("tests/lightspeed/breaks.py").apply(base.root, tmp / "tree", brk)
-        return REPO_ROOT, [f"--lightspeed-repo={repo}", f"--lightspeed={copy}"]
+        clone, mirror = tmp / "tree", lstree.ensure_mirror(repo)
+        clone_args = ["clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(clone)]
+        checkout_args = ["-C", str(clone), "checkout", "--quiet", "--detach", str(base.commit)]
+        for args in (clone_args, checkout_args):
+            subprocess.run(["git", *args], check=True, capture_output=True)
+        path = clone / brk.file
+        text = path.read_text()
+        if text.count(brk.old) != 1:
+            raise SystemExit(f"break {name!r} no longer applies to {brk.file}")
+        path.write_text(text.replace(brk.old, brk.new))
+        return REPO_ROOT, [f"--lightspeed-repo={repo}", f"--lightspeed={clone}"]
 
     return prepare
 
@@ -183,7 +234,7 @@ CASES: list[Case] = [
         Case("lightspeed-stack lockstep", name, LIGHTSPEED, lightspeed_break(name))
         for name in ("remove-compacted-write", "store-explicit-input", "write-twice",
                      "drop-marker", "threshold-at-equality", "store-ignores-flag",
-                     "blocked-turn-lost", "compaction-visible")
+                     "blocked-turn-lost", "compaction-visible", "a2a-turn-not-stored")
     ],
 ]  # fmt: skip
 
@@ -212,6 +263,8 @@ def run_case(case: Case, profile: str) -> dict[str, Any]:
     output = proc.stdout + proc.stderr
     failed = [s for s in stats if s.get("failed")]
     shrink = sum(float(s["shrink_seconds"]) for s in failed)
+    # a suite run in a child interpreter (lightspeed-stack) prints its wall time there
+    child = re.search(r"([0-9.]+) s in its environment", output)
     message = re.search(r"^(?:E\s+)?\w*(?:Error|Exception)\w*: (.*)$", output, re.M)
     return {
         "suite": case.suite,
@@ -224,6 +277,9 @@ def run_case(case: Case, profile: str) -> dict[str, Any]:
         "find_seconds": round(wall - shrink, 2),
         "shrink_seconds": round(shrink, 2),
         "shrink_examples": sum(int(s["shrink_examples"]) for s in failed),
+        "search_seconds": round(sum(float(s["find_seconds"]) for s in failed), 2),
+        "search_examples": sum(int(s["find_examples"]) for s in failed),
+        "child_seconds": float(child.group(1)) if child else None,
         "shrink_stopped": [s["stopped_because"] for s in failed],
         "lines": len(output.splitlines()),
         "failing_test": next(iter(s["nodeid"] for s in failed), ""),
@@ -256,22 +312,24 @@ def render(
         f"({worst_t['suite']}, {worst_t['target']}); longest output: {worst_l['lines']} lines "
         f"({worst_l['suite']}, {worst_l['target']}).",
         "",
-        BEFORE,
-        "",
+        *([BEFORE, ""] if any("lightspeed" not in r["suite"] for r in rows) else []),
         "Time to verdict is the command's wall time (start-up and collection included); "
         "time to shrink is Hypothesis's shrink phase and time to find is the rest. Lines: "
         "everything the command printed (pytest's header and summary included).",
         "",
     ]
     for suite in dict.fromkeys(r["suite"] for r in rows):
+        child = any(r.get("child_seconds") is not None for r in rows if r["suite"] == suite)
         lines += [
             f"## {suite}",
             "",
             f"`{next(r['command'] for r in rows if r['suite'] == suite)}`",
             "",
+            *(CHILD_COLUMNS if child else []),
             "| broken target | caught | verdict (s) | find (s) | shrink (s) | shrink examples "
-            "| lines | failure |",
-            "|---|---|---|---|---|---|---|---|",
+            + ("| in the tree's environment (s) | search (s) | search examples " if child else "")
+            + "| lines | failure |",
+            "|---|---|---|---|---|---|---|---|" + ("---|---|---|" if child else ""),
         ]
         for r in rows:
             if r["suite"] != suite:
@@ -279,11 +337,21 @@ def render(
             caught = "yes" if r["caught"] else f"**no** (exit {r['exit']})"
             mark = "" if ok(r) else " **over**"
             msg = r["message"].replace("|", "\\|")
+            extra = ""
+            if child:
+                inside = r.get("child_seconds")
+                extra = (
+                    f" | {'' if inside is None else f'{inside:.1f}'}"
+                    f" | {r.get('search_seconds', 0.0):.1f} | {r.get('search_examples', 0)}"
+                )
             lines.append(
                 f"| {r['target']} | {caught} | {r['seconds']:.1f}{mark} | {r['find_seconds']:.1f}"
-                f" | {r['shrink_seconds']:.1f} | {r['shrink_examples']} | {r['lines']} | {msg} |"
+                f" | {r['shrink_seconds']:.1f} | {r['shrink_examples']}{extra} | {r['lines']}"
+                f" | {msg} |"
             )
         lines.append("")
+        if child and all(r["suite"] == suite for r in rows):
+            lines += [LIGHTSPEED_PARTS, ""]
     caught = [r for r in rows if r["caught"]]
     example = next((r for r in caught if r["target"] == EXAMPLE), caught[0] if caught else None)
     if example is not None:
