@@ -8,7 +8,9 @@ the trees it is registered for, and the fixed program that reproduces it
 At the start of a session the in-environment suite runs every finding's
 program on the tree. The lockstep leaves out exactly the regions of the
 findings that reproduce there (a request in such a region is not sent, and
-Hypothesis is told so), and checks everything else. A finding registered
+Hypothesis is told so), and checks everything else. A working tree on a
+commit named here leaves out only the findings registered for that commit
+instead, with no programs run (``tests/lightspeed/test_lightspeed.py``). A finding registered
 for a tree must reproduce on it: its regression test fails when the tree is
 fixed, and the entry is then narrowed or removed.
 """
