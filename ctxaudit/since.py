@@ -91,7 +91,11 @@ def changed_functions(root: Path, rev: str, package: str, in_scope: object = Non
         src = root / path
         if not changed or src.suffix != ".py" or not src.is_file():
             continue
-        module = cst.parse_module(src.read_text())
+        try:
+            module = cst.parse_module(src.read_text())
+        except cst.ParserSyntaxError as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise SinceError(f"{src}: does not parse ({first})") from None
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         for qual, _cls, node in function_index(module).values():
             pos = positions[node]

@@ -107,3 +107,10 @@ def test_since_needs_a_target_with_history(capsys: pytest.CaptureFixture[str]) -
     code = cli.main(["audit", "--target", "gitreins", "--since", "HEAD", "--no-mutation"])
     assert code == 2
     assert "--since needs targets with a git history" in capsys.readouterr().err
+
+
+def test_a_changed_file_that_does_not_parse_is_one_line(tree: Path) -> None:
+    cap = tree / "engine" / "eval_cap.py"
+    edit(cap, "if elapsed >= self.max_seconds:", "if elapsed >= self.max_seconds  # oops:")
+    with pytest.raises(SinceError, match=r"eval_cap\.py: does not parse \(Syntax Error"):
+        changed_functions(tree, "HEAD", "engine", target_config("gitreins").in_scope)
