@@ -299,8 +299,10 @@ def run_mutation(
     peer: bool = True,
     known: list[dict[str, Any]] | None = None,
     only: Sequence[str] = (),
+    cache: bool = True,
 ) -> tuple[int, str]:
     """Run the mutation audit of one target version in its own process.
+    ``cache``: reuse mutant verdicts from ``.cache/mutation-verdicts/`` (``--no-cache``).
 
     ``only``: run only the mutants matching these globs (``--since``: the changed
     functions' ``<file>:<function>:*``).
@@ -328,6 +330,8 @@ def run_mutation(
         cmd += [scope.repo_option, str(target.repo)]
     if scope.peer and peer:
         cmd.append("--peer")
+    if not cache:
+        cmd.append("--no-cache")
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         state = Path(tmp) / "progress.json"
         cmd += ["--progress-file", str(state)]

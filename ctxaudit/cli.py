@@ -97,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
         "the properties run as usual",
     )
     audit.add_argument(
+        "--cache",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="reuse a target version's property phase (under a given --seed) and mutation "
+        "run from .cache/audit-results/ while nothing they read changed, and mutant "
+        "verdicts from .cache/mutation-verdicts/; --no-cache runs everything again "
+        "(and stores the results) (default: on)",
+    )
+    audit.add_argument(
         "--peer",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -187,12 +196,21 @@ def main(argv: list[str] | None = None) -> int:
 
     # Phase 1: the property suites, one process per target version, --jobs at a time
     # (each is one pytest process: one core).
+    from ctxaudit.result_cache import StepCaches
+
+    steps = StepCaches(args.cache)
+
     def properties(target: audit.Target) -> audit.TargetReport:
         expected = audit.previous_elapsed(args.out, target, args.profile)
         hint = f", expected ~{expected:.0f} s" if expected else ""
         t0 = time.monotonic()
         try:
-            return audit.run_target(
+            key = steps.properties_key(target, args.profile, seed, fixed_seeds)
+            reused = steps.reuse_properties(key, target, args.out)
+            if reused is not None:
+                clock.target(target.label).properties_reused = True
+                return reused
+            report = audit.run_target(
                 target,
                 args.profile,
                 seed,
@@ -202,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 fixed_seeds=fixed_seeds,
             )
+            steps.store_properties(key, report, args.out)
+            if report.fixed:
+                clock.target(target.label).fixes_s = report.fixed.get("elapsed_s")
+            return report
         finally:
             clock.target(target.label).properties_s = time.monotonic() - t0
 
@@ -239,21 +261,32 @@ def main(argv: list[str] | None = None) -> int:
                           f"{args.since}")  # fmt: skip
                 continue
             t0 = time.monotonic()
-            code, output = audit.run_mutation(
-                target,
-                args.out,
-                lambda t, label=target.label: show.status(label, f"mutation: {t}"),
-                other_sample=args.other_sample,
-                peer=args.peer,
-                known=reports[target.label].known,
-                only=only,
-            )
+            known = reports[target.label].known
+            mkey = steps.mutation_key(target, args.other_sample, args.peer, known, only)
+            hit = steps.reuse_mutation(mkey, target, args.out)
+            if hit is not None:
+                code, output = hit
+                clock.target(target.label).mutation_reused = True
+            else:
+                code, output = audit.run_mutation(
+                    target,
+                    args.out,
+                    lambda t, label=target.label: show.status(label, f"mutation: {t}"),
+                    other_sample=args.other_sample,
+                    peer=args.peer,
+                    known=known,
+                    only=only,
+                    cache=args.cache,
+                )
+                steps.store_mutation(mkey, code, output, target, args.out)
             show.done(target.label)
             clock.target(target.label).mutation_s = time.monotonic() - t0
             clock.read_mutation(target.label, args.out / target.label / "mutation.json")
             verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
                 code, f"mutation could not run (exit {code}): {output.strip().splitlines()[-1:]}"
             )
+            if hit is not None:
+                verdict += " (reused: nothing it reads changed)"
             show.line(f"{head}: {verdict} -> {args.out / target.label}/mutation.md")
             failed |= code != 0
     from ctxaudit import matrix
@@ -262,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ctxaudit: matrix of every version in {args.out}: {md_path.name}, {html_path.name}")
     clock.total_s = time.monotonic() - started
     clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
+    if args.cache:
+        print(f"ctxaudit: reused from {steps.store.directory}: {steps.summary()}")
     print(f"ctxaudit: where the time went: {clock.write(args.out)}")
     print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
     return 1 if failed else 0

@@ -28,6 +28,12 @@ class TargetTime:
     mutants: int | None = None
     mutant_runs_s: float | None = None  # the mutants themselves (no baseline, coverage, peer)
     peer_s: float | None = None
+    #: of properties_s: the fix audit (fixes verified, the fully fixed tree, attribution)
+    fixes_s: float | None = None
+    #: the step was reused from the audit's step cache (ctxaudit/result_cache.py)
+    properties_reused: bool = False
+    mutation_reused: bool = False
+    verdicts_reused: int | None = None  # mutant verdicts the mutation run reused
 
     @property
     def mutants_per_s(self) -> float | None:
@@ -61,6 +67,8 @@ class AuditTime:
             return
         t.mutants = sum(len(f.get("mutants", [])) for f in mte.get("files", {}).values())
         t.mutant_runs_s = mte.get("performance", {}).get("mutation", 0) / 1000.0
+        cache = (mte.get("config") or {}).get("cache") or {}
+        t.verdicts_reused = cache.get("reused") if cache.get("used") else None
         peer = (mte.get("config") or {}).get("peer") or {}
         if peer.get("timings"):
             t.peer_s = sum(peer["timings"].get(k, 0.0) for k in ("baseline", "mutation"))

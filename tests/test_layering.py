@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "ctxaudit.bench": 5,
     "ctxaudit.failure_bench": 5,
     "ctxaudit.audit": 6,
+    "ctxaudit.result_cache": 6,  # the audit's step cache
     "ctxaudit.matrix": 7,
     "ctxaudit.cli": 8,
     "ctxaudit.__main__": 8,

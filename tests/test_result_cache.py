@@ -1,0 +1,160 @@
+"""The audit's step cache (ctxaudit/result_cache.py): a re-audit reuses a target
+version's property phase and mutation run while nothing they read changed, and runs
+them again when any part of the key changes."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxaudit import cli, result_cache, targets
+from ctxaudit.targets.base import BaseTarget, Described, Resolved
+
+SUITE = """
+import os, pytest
+
+@pytest.mark.properties("T1")
+def test_holds():
+    with open(os.environ["TOY_RUNS"], "a") as f:
+        f.write("run\\n")
+    assert 1 + 1 == 2
+"""
+
+
+class Toy(BaseTarget):
+    name = "toy-cached"
+    properties = {"T1": "toy holds"}
+    spec_forms = "'toy-cached'"
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.suites = (str(home / "test_toy.py"),)
+
+    def claims(self, spec: str) -> bool:
+        return spec == self.name
+
+    def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
+        return [Described(self.name, spec, "1.0")]
+
+    def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
+        return Resolved(self.name, "1.0", self.home / "code", self.name)
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Toy]:
+    home = tmp_path / "toy"
+    (home / "code").mkdir(parents=True)
+    (home / "code" / "impl.py").write_text("X = 1\n")
+    (home / "test_toy.py").write_text(textwrap.dedent(SUITE))
+    monkeypatch.setenv("TOY_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setattr(result_cache, "CACHE_DIR", tmp_path / "cache")
+    target = Toy(home)
+    targets.register(target)
+    yield target
+    targets.unregister(target.name)
+
+
+def audit(tmp_path: Path, *extra: str) -> int:
+    argv = ["audit", "--target", "toy-cached", "--no-mutation", "--out", str(tmp_path / "out")]
+    return cli.main([*argv, "--profile", "dev", *extra])
+
+
+def runs(tmp_path: Path) -> int:
+    p = tmp_path / "runs"
+    return len(p.read_text().splitlines()) if p.exists() else 0
+
+
+def test_a_second_audit_reuses_the_property_phase(
+    toy: Toy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert audit(tmp_path, "--seed", "3") == 0
+    assert runs(tmp_path) == 1
+    findings = tmp_path / "out/toy-cached-1.0/findings.md"
+    first = findings.read_text()
+    findings.unlink()  # reusing writes the reports again
+    assert audit(tmp_path, "--seed", "3") == 0
+    assert runs(tmp_path) == 1, "the suite ran again although nothing changed"
+    assert findings.read_text() == first
+    out = capsys.readouterr().out
+    assert "properties of 1 target version(s) (ran 0)" in out
+    assert "(reused)" in (tmp_path / "out/audit-time.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["target file", "suite", "seed", "profile", "fixes", "no-cache"],
+)
+def test_every_part_of_the_key_invalidates(
+    toy: Toy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    assert audit(tmp_path, "--seed", "3") == 0
+    args = ["--seed", "3"]
+    if change == "target file":
+        (toy.home / "code" / "impl.py").write_text("X = 2\n")
+    elif change == "suite":
+        digest = result_cache.verdict_cache.suite_digest()
+        monkeypatch.setattr(result_cache.verdict_cache, "suite_digest", lambda: digest + "x")
+    elif change == "seed":
+        args = ["--seed", "4"]
+    elif change == "profile":
+        args += ["--profile", "ci"]
+    elif change == "fixes":
+        monkeypatch.setenv("CTXAUDIT_FIXES", "0")
+    elif change == "no-cache":
+        args.append("--no-cache")
+    assert audit(tmp_path, *args) == 0
+    assert runs(tmp_path) == 2, f"a changed {change} reused the old result"
+
+
+def test_a_random_seed_is_never_reused(toy: Toy, tmp_path: Path) -> None:
+    assert audit(tmp_path) == 0
+    assert audit(tmp_path) == 0
+    assert runs(tmp_path) == 2
+
+
+def test_keys_differ_in_each_part() -> None:
+    base = dict(
+        target_digest="t", suite_digest="s", profile="ci", seed=1, fixed_seeds=(), fixes=True
+    )
+    key = result_cache.properties_key(**base)  # type: ignore[arg-type]
+    for part, other in [
+        ("target_digest", "t2"),
+        ("suite_digest", "s2"),
+        ("profile", "thorough"),
+        ("seed", 2),
+        ("fixed_seeds", (5,)),
+        ("fixes", False),
+    ]:
+        assert result_cache.properties_key(**{**base, part: other}) != key, part  # type: ignore[arg-type]
+    assert result_cache.properties_key(**{**base, "profile": "thorough", "seed": None}) is None  # type: ignore[arg-type]
+    mbase = dict(
+        target_digest="t", suite_digest="s", other_sample=0.25, peer=True, findings="A", only=()
+    )
+    mkey = result_cache.mutation_key(**mbase)  # type: ignore[arg-type]
+    for part, other in [
+        ("target_digest", "t2"),
+        ("suite_digest", "s2"),
+        ("other_sample", 0.5),
+        ("peer", False),
+        ("findings", "A,B"),
+        ("only", ("x:*",)),
+    ]:
+        assert result_cache.mutation_key(**{**mbase, part: other}) != mkey, part  # type: ignore[arg-type]
+
+
+def test_a_broken_or_foreign_entry_is_a_miss(tmp_path: Path) -> None:
+    store = result_cache.StepCache(tmp_path)
+    store.put("ab" * 32, {"v": 1}, {"f": b"x"})
+    assert store.get("ab" * 32) == {"key": "ab" * 32, "value": {"v": 1}, "files": {"f": b"x"}}
+    path = tmp_path / "ab" / f"{'ab' * 32}.pickle"
+    path.write_bytes(path.read_bytes()[:10])
+    assert store.get("ab" * 32) is None
+    store.put("ef" * 32, {"v": 2}, {})
+    foreign = tmp_path / "cd" / f"{'cd' * 32}.pickle"  # an entry under another key's name
+    foreign.parent.mkdir()
+    foreign.write_bytes((tmp_path / "ef" / f"{'ef' * 32}.pickle").read_bytes())
+    assert store.get("cd" * 32) is None
+    assert store.get(None) is None
