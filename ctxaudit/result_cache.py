@@ -50,15 +50,7 @@ FORMAT = 1
 
 def folder_digest(root: Path) -> str:
     """sha256 over the relative path and bytes of every file under ``root``."""
-    h = hashlib.sha256()
-    files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP)
-        files += [Path(dirpath) / f for f in filenames if not f.endswith((".pyc", ".pyo"))]
-    for f in sorted(files, key=lambda f: f.relative_to(root).as_posix()):
-        rel = f.relative_to(root).as_posix()
-        h.update(rel.encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
+    return verdict_cache.tree_digest([root], root, skip=SKIP)
 
 
 def target_digest(target: Described) -> str:

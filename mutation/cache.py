@@ -50,8 +50,9 @@ VERDICT_FIELDS = (
 WORKER_PROFILE = "mutation"
 
 
-def tree_digest(paths: Iterable[Path], base: Path) -> str:
-    """sha256 over the relative path and bytes of every file under ``paths``."""
+def tree_digest(paths: Iterable[Path], base: Path, skip: frozenset[str] = SKIP_DIRS) -> str:
+    """sha256 over the relative path and bytes of every file under ``paths`` (folders
+    named in ``skip`` left out)."""
     h = hashlib.sha256()
     files: list[Path] = []
     for p in paths:
@@ -59,7 +60,7 @@ def tree_digest(paths: Iterable[Path], base: Path) -> str:
             files.append(p)
         elif p.is_dir():
             for dirpath, dirnames, filenames in os.walk(p):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+                dirnames[:] = sorted(d for d in dirnames if d not in skip)
                 files += [Path(dirpath) / f for f in filenames if not f.endswith((".pyc", ".pyo"))]
     for f in sorted(files, key=lambda f: f.relative_to(base).as_posix()):
         rel = f.relative_to(base).as_posix()
