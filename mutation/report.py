@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Template
 
 from ctxaudit.templating import environment
+from mutation import peer_spec
 from mutation.operators import GATED_KINDS, KINDS
 
 DETECTED = ("killed", "timeout", "crashed")
@@ -121,11 +122,16 @@ def summary(mutants: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]
     }
 
 
-def peer_summary(doc: dict[str, Any]) -> dict[str, Any] | None:
+def peer_summary(
+    doc: dict[str, Any], outside: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     """Our suite and the peer suite on the same mutants, per kind (None if no peer ran).
 
     Mutants excused as equivalent for our suite are left out of both denominators; a
-    mutant the peer suite never reached counts as not detected, as for ours.
+    mutant the peer suite never reached counts as not detected, as for ours. The kills
+    only the peer makes are split: against a SPEC property (unlisted), and outside the
+    SPEC (listed in ``outside`` with the reason; default: ``mutation/outside_spec.toml``
+    for the document's target, mutation/peer_spec.py).
     """
     peer = doc.get("peer")
     if not peer:
@@ -150,12 +156,18 @@ def peer_summary(doc: dict[str, Any]) -> dict[str, Any] | None:
         if theirs and not ours:
             theirs_only.append(m["id"])
     total = {k: sum(r[k] for r in kinds.values()) for k in ("mutants", "ours", "peer")}
+    if outside is None:
+        outside = peer_spec.load_outside_spec(peer_spec.OUTSIDE_SPEC_FILE, doc.get("target"))
+    against, beyond = peer_spec.split(theirs_only, outside)
     return {
         "name": peer["name"],
         "by_kind": dict(sorted(kinds.items())),
         "total": total,
         "killed_only_by_ours": len(ours_only),
         "killed_only_by_peer": theirs_only,
+        # of those: against a SPEC property (must be none), and outside the SPEC (id -> reason)
+        "peer_only_against_spec": against,
+        "peer_only_outside_spec": beyond,
         "timings": peer.get("timings", {}),
         "baseline_tests": peer.get("baseline", {}).get("tests", 0),
         "baseline_failing": len(peer.get("baseline", {}).get("failing", [])),
