@@ -14,10 +14,13 @@ No time passes in this model: time caps are the budget model's (B4).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from model.budget import Budget, Cap
 from model.config import MAX_COMPACTIONS, ValveConfig
+
+# SPEC section 2 and V6: the verdict of a run that ended without the LLM's verdict.
+INCOMPLETE = "INCOMPLETE"
 
 # V6: words in an error's text that name the context window.
 CONTEXT_WORDS = ("context", "token", "maximum", "exceeded", "window", "truncat", "length")
@@ -34,8 +37,20 @@ class Call:
 
 @dataclass(frozen=True)
 class Ended:
+    """How the run ended, and the run's verdict where the SPEC says it (``None``:
+    it does not). SPEC section 2: the loop repeats "until the LLM answers without
+    tool calls (its verdict) or a cap ends the run"; V6: a failed call that cannot
+    compact means "the run ends INCOMPLETE". So the run's verdict is the LLM's
+    when it gave one; a run that ended without the LLM's verdict (a failure, an
+    answer with no verdict in it, a cap) ends INCOMPLETE, V6's word for that end
+    (for the cap and the empty answer a reading, not the SPEC's words:
+    docs/properties.md, section 2, "The run's verdict"). Left unsaid: a cap that
+    ends the run after every criterion was verified. Not part of
+    equality: ``Ended("cap", caps)`` compares the end, not the verdict."""
+
     reason: str  # "verdict" | "cap" | "llm-failure"
     caps: frozenset[Cap] = frozenset()
+    verdict: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,9 @@ class Answer:
     cache_read: int = 0
     cache_write: int = 0
     writes: tuple[str | None, ...] = ()
+    #: the verdict the answer's text gives when it asks for no tool calls; None
+    #: for an answer with no text (no verdict in it)
+    verdict: str | None = "COMPLETE"
 
 
 # V6: the HTTP statuses with which providers refuse a context that is too long.
@@ -112,7 +130,7 @@ class Valve:
         if caps:
             return state._end("cap", caps)
         if not reply.writes:
-            return state._end("verdict")
+            return state._end("verdict", verdict=reply.verdict or INCOMPLETE)
         for key in reply.writes:
             if key is not None:
                 state = replace(state, sandbox=state.sandbox | {key})
@@ -142,5 +160,11 @@ class Valve:
             state, compacted = state._compact(), True
         return replace(state, pending=Call(compacted, state.verified if compacted else frozenset()))
 
-    def _end(self, reason: str, caps: frozenset[Cap] = frozenset()) -> Valve:
-        return replace(self, pending=Ended(reason, caps))
+    def _end(
+        self, reason: str, caps: frozenset[Cap] = frozenset(), verdict: str | None = None
+    ) -> Valve:
+        """End the run. Without the LLM's verdict it is INCOMPLETE (``Ended``), unless a
+        cap ended it after every criterion was verified: then the SPEC does not say."""
+        if verdict is None and (reason != "cap" or len(self.verified) < self.config.criteria):
+            verdict = INCOMPLETE
+        return replace(self, pending=Ended(reason, caps, verdict))

@@ -66,9 +66,9 @@ class ScriptedLLM:
         return reply
 
 
-def verdict_json(n: int) -> str:
+def verdict_json(n: int, verdict: str = "COMPLETE") -> str:
     """The content of a scripted verdict; its summary identifies it."""
-    return json.dumps({"verdict": "COMPLETE", "items": [], "summary": f"scripted-verdict-{n}"})
+    return json.dumps({"verdict": verdict, "items": [], "summary": f"scripted-verdict-{n}"})
 
 
 class LoopDriver:
@@ -81,10 +81,20 @@ class LoopDriver:
         *,
         criteria: int,
         evaluator_config: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
     ) -> None:
+        """``config``: the whole ``.gitreins/config.yaml`` instead of the default (an
+        ``evaluator:`` section with the pre-screen off, full file scope and
+        ``evaluator_config``); e.g. ``{}``, a file with no evaluator section (V1)."""
         self.mods = mods
-        config = {"evaluator": {"prescreen": False, "file_scope": "full"}}
-        config["evaluator"].update(evaluator_config or {})
+        if config is None:
+            config = {"evaluator": {"prescreen": False, "file_scope": "full"}}
+            config["evaluator"].update(evaluator_config or {})
+        # Without an evaluator section the pre-screen (0.15.0+) is on by default and
+        # would look for a provider key: the task says a caller already ran it
+        # (gitreins' forward hook, ``task["prescreen"]``; a value that is not a
+        # PrescreenResult means none), so the loop runs as it does with it off.
+        self._task_extra: dict[str, Any] = {} if "evaluator" in config else {"prescreen": False}
         # JSON is YAML: gitreins reads it with yaml.safe_load.
         workdir = _workdir(json.dumps(config))
         self.cap = mods.eval_cap.EvalCap(
@@ -104,7 +114,12 @@ class LoopDriver:
         self.finished = False
 
     def _run(self) -> None:
-        task = {"id": "ctxaudit-task", "title": "ctxaudit", "criteria": self.criteria}
+        task: dict[str, Any] = {
+            "id": "ctxaudit-task",
+            "title": "ctxaudit",
+            "criteria": self.criteria,
+        }
+        task |= self._task_extra
         try:
             verdict = self.evaluator.evaluate(task)
         except _Stop:
@@ -127,10 +142,16 @@ class LoopDriver:
         self._thread.start()
         return self._next()
 
-    def answer(self, reply: Answer) -> Observation:
+    def answer(self, reply: Answer, *, usage: bool = True) -> Observation:
+        """The LLM answers the pending call. ``usage=False``: the response carries no
+        usage object (``LLMResponse.usage`` is None), so it reports no tokens (B1);
+        ``reply`` then must meter nothing. An answer without tool calls carries
+        ``reply.verdict`` as its verdict, or no text at all when that is None."""
         llm = self.mods.llm
         self._answers += 1
-        usage = llm.LLMUsage(
+        metered = reply.prompt + reply.completion + reply.cache_read + reply.cache_write
+        assert usage or metered == 0, "a response without usage reports no tokens"
+        report = llm.LLMUsage(
             prompt_tokens=reply.prompt,
             completion_tokens=reply.completion,
             cache_read_tokens=reply.cache_read,
@@ -144,8 +165,13 @@ class LoopDriver:
             else:
                 args = {"key": key, "content": "PASS: checked"}
                 calls.append(llm.ToolCall(id=tc_id, name="sandbox_write", arguments=args))
-        content = None if calls else verdict_json(self._answers)
-        self.llm.replies.put(llm.LLMResponse(content=content, tool_calls=calls, usage=usage))
+        content = None
+        if not calls and reply.verdict is not None:
+            content = verdict_json(self._answers, reply.verdict)
+        response = llm.LLMResponse(
+            content=content, tool_calls=calls, usage=report if usage else None
+        )
+        self.llm.replies.put(response)
         return self._next()
 
     def fail(self, failure: Failure) -> Observation:
@@ -313,10 +339,19 @@ def progress_lists(prompt: str, criteria: list[str]) -> tuple[set[int], set[int]
     return verified, todo
 
 
+#: gitreins' summary when the LLM answered without tool calls and without text
+EMPTY_ANSWER = "Evaluator returned empty response."
+
+
+def ended_verdict(verdict: Any) -> str:
+    """The run's verdict as the target returned it (``Verdict.verdict``)."""
+    return str(getattr(verdict, "verdict", verdict))
+
+
 def ended_reason(verdict: Any) -> str:
     """Classify the target's verdict as the model's ``Ended.reason``."""
     summary = str(getattr(verdict, "summary", ""))
-    if summary.startswith("scripted-verdict-"):
+    if summary.startswith("scripted-verdict-") or summary == EMPTY_ANSWER:
         return "verdict"
     if summary.startswith("Evaluator error: LLM call failed"):
         return "llm-failure"

@@ -23,7 +23,7 @@ TOKEN_UNITS = ["", "k", "K", "m", "M"]
 # every legacy form, with mixed token units
 LEGACY_FORMS = ["200k/50", "3/4M", "200k/1M", "5K/2M", "1.5M/2k", "7K/9", "100", "-1", "0",
                 "unlimited", "none", "30m", "2h", "45s", "100/30m", "unlimited/2h",
-                "-1/10m/5k/6k"]  # fmt: skip
+                "-1/10m/5k/6k", "-1/30m", "0/30m"]  # fmt: skip
 TIME_UNITS = ["s", "m", "h", "sec", "min", "mins", "minutes", "hour", "hours"]
 
 
@@ -140,7 +140,12 @@ def bad_token_keys(section: dict[str, Any]) -> list[str]:
 
 
 def same_cap(got: float, want: float) -> bool:
-    """Equal, or both no cap: any value <= 0 means unlimited (B2, B3)."""
+    """Equal. Where the text says unlimited the model's value is -1, and the SPEC
+    (section 1: "-1 means unlimited") has the cap parse to exactly -1; another
+    value <= 0 the model gives (a cap of 0 tokens) is also no cap (B2), so any
+    value <= 0 is the same there."""
+    if want == -1:
+        return got == -1
     return got == want or (got <= 0 and want <= 0)
 
 

@@ -36,6 +36,7 @@ from ctxaudit.targets.gitreins_loop import (
     LoopDriver,
     Observation,
     ended_reason,
+    ended_verdict,
     is_compacted,
     progress_lists,
 )
@@ -277,6 +278,11 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                 got = ended_reason(obs.verdict)
                 assert got == expected.reason, (
                     f"run ended as {got!r}, the model says {expected.reason!r}"
+                )
+                verdict = ended_verdict(obs.verdict)
+                assert expected.verdict in (None, verdict), (
+                    f"{'V6' if after_failure else 'section 2'}: the run ended ({got}) "
+                    f"with {verdict!r}, the model says {expected.verdict!r}"
                 )
                 return
             assert isinstance(obs, Called), (
