@@ -272,7 +272,10 @@ def audit_time() -> AuditTime:
         600.0,
         120.0,
     )
+    gr.fixes_s, gr.verdicts_reused = 90.0, 12
     led = clock.target("ledger-0.1.0")
     led.properties_s, led.mutation_s, led.mutants, led.mutant_runs_s = 190.0, 500.5, 90, 300.0
+    led.properties_reused = led.mutation_reused = True
+    led.verdicts_reused = 90
     clock.target("lightspeed-stack-0.6.0").properties_s = 95.4
     return clock
