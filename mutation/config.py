@@ -30,6 +30,17 @@ class StatementExclusion:
 class FunctionExclusion:
     function: str
     reason: str
+    #: the exclusion applies only to a function whose source (its whole text, from
+    #: ``def`` on) matches this regex; None: always. It reads as data what one version
+    #: of a target does with a function that another version does differently.
+    when: re.Pattern[str] | None = None
+
+    def applies(self, function: str, source: str | None) -> bool:
+        """Whether it leaves out ``function``. Without the source (a caller that has
+        none), a conditional exclusion does not apply: the function counts as in scope."""
+        if not fnmatch.fnmatchcase(function, self.function):
+            return False
+        return self.when is None or (source is not None and self.when.search(source) is not None)
 
 
 @dataclass(frozen=True)
@@ -83,16 +94,20 @@ class TargetConfig:
                     found.add(p.relative_to(root).as_posix())
         return sorted(found)
 
-    def in_scope(self, path: str, function: str) -> bool:
+    def in_scope(self, path: str, function: str, source: str | None = None) -> bool:
+        """Whether ``function`` of ``path`` is mutated; ``source`` is the function's text
+        (``module.code_for_node(node)``), which conditional exclusions (``when``) read."""
         included = any(
             fnmatch.fnmatchcase(path, pat.replace("**/", "*").replace("**", "*"))
             and any(fnmatch.fnmatchcase(function, f) for f in funcs)
             for pat, funcs in self.files
         )
-        return included and self.excluded_function(function) is None
+        return included and self.excluded_function(function, source) is None
 
-    def excluded_function(self, function: str) -> FunctionExclusion | None:
-        return next((e for e in self.exclude if fnmatch.fnmatchcase(function, e.function)), None)
+    def excluded_function(
+        self, function: str, source: str | None = None
+    ) -> FunctionExclusion | None:
+        return next((e for e in self.exclude if e.applies(function, source)), None)
 
     def properties_for(self, path: str, function: str) -> tuple[str, ...]:
         key = f"{path}:{function}"
@@ -117,11 +132,17 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                 pytest_args=tuple(t.get("pytest_args", ())),
                 files=tuple((f["path"], tuple(f.get("functions", ["*"]))) for f in t["files"]),
                 exclude=tuple(
-                    FunctionExclusion(e["function"], _reason(e, name)) for e in t.get("exclude", ())
+                    FunctionExclusion(
+                        e["function"],
+                        _reason(e, name),
+                        re.compile(e["when"], re.M) if "when" in e else None,
+                    )
+                    for e in t.get("exclude", ())
                 ),
                 exclude_statements=tuple(
-                    StatementExclusion(e["function"], re.compile(e["statement"]), _reason(e, name))
+                    StatementExclusion(f, re.compile(e["statement"]), _reason(e, name))
                     for e in t.get("exclude_statements", ())
+                    for f in _names(e["function"])
                 ),
                 properties=tuple(
                     (p["match"], tuple(p["properties"])) for p in t.get("properties", ())
@@ -155,6 +176,16 @@ def _peer(p: dict[str, Any], target: str) -> PeerSuite:
         deselect=tuple((d["test"], _reason(d, target)) for d in p.get("deselect", ())),
         selection_reason=_reason({"reason": p.get("selection_reason", "")}, target),
     )
+
+
+def _names(function: str | list[str]) -> list[str]:
+    """An exclusion's ``function``: one glob, or a list of globs (the same code under
+    another name in other versions of the target) that each get the same rule."""
+    if isinstance(function, str):
+        return [function]
+    if isinstance(function, list) and function and all(isinstance(f, str) for f in function):
+        return function
+    raise TypeError("function")
 
 
 def _reason(entry: dict[str, str], target: str) -> str:

@@ -209,13 +209,16 @@ def build_plan(
         source = (root / path).read_text()
         module, mutations = create_mutations(source, path, settings)
         index = function_index(module)
+        scope = {
+            k: cfg.in_scope(path, q, module.code_for_node(n)) for k, (q, _c, n) in index.items()
+        }
         skip = _excluded_lines(module, cfg)
         fp = FilePlan(path, source, module)
         seen: dict[tuple[str, ...], int] = {}
         for mu in mutations:
             func = mu.contained_by_top_level_function
             qual = index[id(func)][0] if id(func) in index else None
-            if qual is None or not cfg.in_scope(path, qual):
+            if qual is None or not scope[id(func)]:
                 continue
             rule = next((r for r in skip.get(qual, []) if r[0] <= mu.start[0] <= r[1]), None)
             if rule is not None:
@@ -415,7 +418,7 @@ def branch_coverage(
     for path, fp in plan.files.items():
         positions = MetadataWrapper(fp.module, unsafe_skip_copy=True).resolve(PositionProvider)
         for qual, _c, node in function_index(fp.module).values():
-            if cfg.in_scope(path, qual):
+            if cfg.in_scope(path, qual, fp.module.code_for_node(node)):
                 pos = positions[node]
                 spans.setdefault(path, []).append((pos.start.line, pos.end.line))
     per_file: dict[str, dict[str, int]] = {}
