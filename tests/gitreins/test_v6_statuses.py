@@ -21,7 +21,7 @@ from ctxaudit.targets.gitreins_loop import (
 )
 from model.budget import Cap
 from model.config import Caps, ValveConfig
-from model.valve import Answer, Call, Ended, Failure, Valve
+from model.valve import CONTEXT_WORDS, Answer, Call, Ended, Failure, Valve
 
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("V6")]
 
@@ -86,6 +86,33 @@ def test_v6_status_decides(gitreins: GitreinsModules, kind: str, first: bool) ->
                 f"V6: after step {i} ({step!r}) the model {said} ({model.pending!r}); "
                 f"the target: {obs!r:.200}"
             )
+    finally:
+        driver.close()
+
+
+# V6's words one at a time, each alone in a status-less error (the texts above name
+# several at once, so a target that forgot one word would still pass them), and a
+# status-less text that names none of them.
+ONE_WORD = {f"only-{w}": Failure(f"request failed: {w.upper()} problem") for w in CONTEXT_WORDS}
+ONE_WORD["no-word"] = Failure("request failed: upstream said no")
+
+
+@pytest.mark.parametrize("kind", ONE_WORD)
+def test_v6_each_context_word_alone(gitreins: GitreinsModules, kind: str) -> None:
+    failure = ONE_WORD[kind]
+    known = in_known_region(gitreins.tree.version, failure)
+    if known:
+        pytest.skip(f"in the region of registered finding {known}")
+    model = Valve.start(CONFIG).answer(Answer(prompt=3, writes=("verified_1",))).fail(failure)
+    driver = LoopDriver(gitreins, CONFIG.caps, criteria=CONFIG.criteria)
+    try:
+        driver.start()
+        driver.answer(Answer(prompt=3, writes=("verified_1",)))
+        obs = driver.fail(failure)
+        said = "compacts" if isinstance(model.pending, Call) else "ends the run"
+        assert same(model.pending, obs), (
+            f"V6: a status-less error {failure.text!r}: the model {said}; the target: {obs!r:.200}"
+        )
     finally:
         driver.close()
 
