@@ -6,8 +6,9 @@ a tree; the copy runs in the tree's environment as that tree (the target's
 exactly the given regions left out). A fix is verified when its finding's regression
 test (``tests/lightspeed/inenv/test_findings.py``) passes on the unfixed copy (the
 finding reproduces) and fails with an AssertionError on the fixed one (it no longer
-does). Here: two cheap fixes on main (about 90 s: two runs, every finding's program
-each). The whole fix audit, every finding on every version, is the audit's:
+does). Here: two cheap fixes on main (two runs, each running those two findings'
+programs only: a program runs when its finding's test looks it up). The whole fix
+audit, every finding on every version, is the audit's:
 ``bin/ctxaudit audit --target lightspeed-stack@main --lightspeed-repo=PATH``.
 """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -37,11 +37,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def reproduction() -> dict[str, str | None]:
-    """Each known finding's program on this tree: its failure message, or None."""
+def reproduction() -> Mapping[str, str | None]:
+    """Each known finding's program on this tree: its failure message, or None. A
+    program runs when its finding is first looked up (``programs.Reproduction``): a run
+    of one finding's regression test runs that program alone."""
     from tests.lightspeed.inenv import programs
 
-    return {finding_id: programs.run(finding_id) for finding_id in programs.PROGRAMS}
+    return programs.Reproduction()
 
 
 @pytest.fixture(scope="session")
@@ -63,7 +65,7 @@ def reproducing(request: pytest.FixtureRequest) -> tuple[object, ...]:
     found = programs.reproducing(reproduction)
     record = os.environ.get("CTXAUDIT_LIGHTSPEED_REPRODUCTION")
     if record:  # the audit reads which known findings affect this tree
-        data = {"reproducing": [f.id for f in found], "messages": reproduction}
+        data = {"reproducing": [f.id for f in found], "messages": dict(reproduction)}
         Path(record).write_text(json.dumps(data, indent=1))
     return found
 

@@ -7,7 +7,7 @@ machine raises an AssertionError naming the finding's property.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 from ctxaudit.targets.lightspeed.findings import BY_ID, Finding, names_property
 from tests.lightspeed.inenv.test_lockstep import LightspeedMachine, Send
@@ -58,9 +58,13 @@ def unstored_stored(state: LightspeedMachine) -> None:
 
 
 def hang_up(state: LightspeedMachine) -> None:
-    """A short /v1/streaming_query whose client hangs up after the first chunk."""
+    """A short /v1/streaming_query whose client hangs up after the first chunk, then the
+    same on a streamed /v1/responses (a new conversation)."""
     conv = state.first_conversation()
     state.request(conv=conv, path="streaming_query", send=Send(ending="hang_up"))
+    state.request(
+        conv=state.new_conversation(), path="responses_stream", send=Send(ending="hang_up")
+    )
 
 
 def owner_turn_then_asked(state: LightspeedMachine) -> None:
@@ -138,7 +142,34 @@ def run(finding_id: str) -> str | None:
     return None
 
 
-def reproducing(reproduction: dict[str, str | None]) -> tuple[Finding, ...]:
+class Reproduction(Mapping[str, str | None]):
+    """Each known finding's program on this tree, run when its id is first looked up
+    (then kept): a run that checks one finding's regression test (the fix audit's, for
+    each fix) runs that finding's program only, not all of them. Iterating runs them
+    all, in the registry's order."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str | None] = {}
+
+    def __getitem__(self, finding_id: str) -> str | None:
+        if finding_id not in PROGRAMS:
+            raise KeyError(finding_id)
+        if finding_id not in self._seen:
+            self._seen[finding_id] = run(finding_id)
+        return self._seen[finding_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PROGRAMS)
+
+    def __len__(self) -> int:
+        return len(PROGRAMS)
+
+    def ran(self) -> tuple[str, ...]:
+        """The programs run so far, in the order they ran."""
+        return tuple(self._seen)
+
+
+def reproducing(reproduction: Mapping[str, str | None]) -> tuple[Finding, ...]:
     """The known findings whose program fails on the property they name."""
     return tuple(
         BY_ID[fid]

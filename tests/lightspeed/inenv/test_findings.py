@@ -10,6 +10,7 @@ what the audit reports on.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import pytest
 
@@ -21,7 +22,7 @@ COMMIT = os.environ.get("CTXAUDIT_LIGHTSPEED_COMMIT") or None
 
 @pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
 def test_known_finding(
-    finding: Finding, reproduction: dict[str, str | None], reproducing: tuple[Finding, ...]
+    finding: Finding, reproduction: Mapping[str, str | None], reproducing: tuple[Finding, ...]
 ) -> None:
     message = reproduction[finding.id]
     print(f"{finding.id} ({finding.prop}): {'reproduces' if message else 'does not reproduce'}")
