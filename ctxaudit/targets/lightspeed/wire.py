@@ -232,10 +232,13 @@ def absorb(response: Response, event: dict[str, Any]) -> None:
         response.conversation = conv or response.conversation
 
 
-def message_view(message: dict[str, Any], sentinel: str) -> ItemView:
-    """A chat message the fake LLM received, in the lockstep's view."""
+def message_view(message: dict[str, Any], sentinel: str, notice: str = "") -> ItemView:
+    """A chat message the fake LLM received, in the lockstep's view; ``notice`` is what
+    the tree appends to an answer cut short (dropped, as from what OGX lists)."""
     role = str(message.get("role", ""))
     text = message_text(message)
+    if notice and role == "assistant" and text.endswith(notice):
+        text = text[: -len(notice)]
     if text.startswith(SUMMARY_PREFIX):
         return ItemView("summary", role, text[len(SUMMARY_PREFIX) :].strip())
     if text.startswith(sentinel):

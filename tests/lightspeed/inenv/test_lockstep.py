@@ -105,13 +105,20 @@ def summarize(items: Sequence[model.JSONObject]) -> str:
     return harness.summarize([text_of(item) for item in items])
 
 
+def stored_text(content: model.JSONObject) -> str:
+    """An item's text as the tree stores it: an answer cut short carries its notice."""
+    cut = content.get("status") == "incomplete" and text_of(content)
+    return text_of(content) + (service.get().interrupted_suffix if cut else "")
+
+
 def lightspeed_estimate(
     instructions: str, turns: Sequence[model.Turn], new: Sequence[model.JSONObject]
 ) -> int:
     """The tree's token count of what the model says the request sends.
 
-    The instructions, every stored summary, the turns no summary covers and
-    the new input, each counted by the tree's own ``estimate_tokens``.
+    The instructions, every stored summary, the turns no summary covers (an answer
+    cut short as stored: with the tree's notice) and the new input, each counted by
+    the tree's own ``estimate_tokens``.
     """
     ls = service.get()
     markers = [turn.marker for turn in turns if turn.marker is not None]
@@ -119,7 +126,7 @@ def lightspeed_estimate(
     recent = [c for turn in turns[covered:] for c in turn.exchange]
     total = ls.count_text(instructions)
     total += sum(ls.count_text(text_of(m)) for m in markers)
-    total += ls.count_messages([(str(c.get("role")), text_of(c)) for c in recent])
+    total += ls.count_messages([(str(c.get("role")), stored_text(c)) for c in recent])
     total += ls.count_messages([(str(c.get("role")), text_of(c)) for c in new])
     return total
 
@@ -438,7 +445,8 @@ class LightspeedMachine(RuleBasedStateMachine):
             return f"C1: {program}: the LLM was called {len(calls)} times for {tag}, not at all"
         if len(calls) != 1:
             return f"C1: {program}: the LLM was called {len(calls)} times for {tag}, not once"
-        got = [message_view(m, self.ls.sentinel) for m in calls[0].messages]
+        notice = self.ls.interrupted_suffix
+        got = [message_view(m, self.ls.sentinel, notice) for m in calls[0].messages]
         expected = [ItemView("system", "system", INSTRUCTIONS)]
         if plan.compacted:
             expected += [explicit_view(c) for c in plan.explicit_input or ()]
