@@ -33,17 +33,28 @@ every new input item.
 
 C1. Compacted exactly when estimate > threshold_ratio * context_window and
 estimate > token_floor. A conversation that already holds a summary marker is
-served compacted whatever the estimate: handing the server the conversation
-again would replay the turns the marker folded (and the marker itself), which
-undoes the compaction. (With the default estimate this changes nothing: the
-estimate only grows once a marker is stored.)
+served compacted (with an explicit input) whatever the estimate: handing the
+server the conversation again would replay the turns the marker folded (and the
+marker itself), which undoes the compaction. (With the default estimate this changes
+nothing: the estimate only grows once a marker is stored.) Whether turns are
+folded is the threshold's alone (Compaction, below).
 
 Compaction (decided when the request starts, on the conversation as it is
 then). ``covered`` is the largest ``last_turn`` of the stored markers (0 if
-none), ``n`` the number of turns. If ``n - buffer_turns > covered``, turns
-``covered+1 .. n-buffer_turns`` are folded into a new marker. The explicit
-input is: the stored markers, the new marker, the input and output items of
-the turns no marker covers, the new input. The marker's text comes from the
+none), ``n`` the number of turns. Turns are folded only when the estimate is
+over the threshold (C1, ``compacts``; SPEC section 3: "Over threshold_ratio *
+context_window and over token_floor, the request is served in compacted mode:
+older turns are folded into a summary marker"): then, if ``n - buffer_turns >
+covered``, turns ``covered+1 .. n-buffer_turns`` are folded into a new marker.
+A request on a conversation that holds a marker but whose estimate is not over
+the threshold folds nothing: it is still served with an explicit input (for the
+reason under C1) and its turn is still the owner's to write, but no new marker
+is written and every turn no marker covers is sent verbatim. (The ledger's
+default estimate counts every stored item, so a conversation that holds a marker
+is always over the threshold there; lightspeed-stack's counts the markers and
+the turns no marker covers, and falls under it again.) The explicit input is:
+the stored markers, the new marker (if any), the input and output items of the
+turns no marker covers, the new input. The marker's text comes from the
 ``summarize`` function the caller supplies to both model and implementation
 (the summarizer is an input of the system, like the inference backend), so the
 model predicts markers exactly rather than only by structure.
@@ -249,7 +260,7 @@ def plan(conversations: Conversations, request: Request, params: Params) -> Plan
     covered = max((m["last_turn"] for m in markers), default=0)
     fold_to = len(turns) - params.buffer_turns
     new_marker = None
-    if fold_to > covered:
+    if compacts(params, total) and fold_to > covered:
         folded = [content for turn in turns[covered:fold_to] for content in turn.exchange]
         new_marker = marker(covered + 1, fold_to, params.summarize(folded))
         markers.append(new_marker)
