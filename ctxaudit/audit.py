@@ -196,18 +196,33 @@ def run_fix_audit(
 
 
 def run_attribute(
-    spec: str, fix_id: str, test: str, blob: str | None, profile: str, seed: int | None
+    spec: str,
+    fix_id: str,
+    test: str,
+    blob: str | None,
+    profile: str,
+    seed: int | None,
+    lightspeed_repo: Path | None = None,
 ) -> int:
     """``ctxaudit attribute``: rerun one attribution of the fix audit (the regions left
-    out are ``CTXAUDIT_FINDINGS``, as the report's command sets them). Exit 0 when the
-    fix explains the failure, 1 when not, 2 on bad usage."""
+    out are ``CTXAUDIT_FINDINGS``, as the report's command sets them). ``spec`` names one
+    version of a target with a fix audit, as the report's command does (the target's
+    ``attribute_args``); lightspeed-stack specs resolve in ``lightspeed_repo``. Exit 0
+    when the fix explains the failure, 1 when not, 2 on bad usage."""
     from ctxaudit import fixes as fixlib
     from ctxaudit.fixaudit import attribute
 
     try:
-        (target,) = [t for t in parse_target(spec, None) if targets.get(t.kind).fix_audit]
-    except (TargetError, ValueError):
-        print(f"ctxaudit: attribute needs one gitreins version, got {spec!r}", file=sys.stderr)
+        (target,) = [
+            t for t in parse_target(spec, lightspeed_repo) if targets.get(t.kind).fix_audit
+        ]
+    except (TargetError, ValueError) as exc:
+        why = f" ({exc})" if isinstance(exc, TargetError) else ""
+        print(
+            "ctxaudit: attribute needs one gitreins version or one lightspeed-stack tree, "
+            f"got {spec!r}{why}",
+            file=sys.stderr,
+        )
         return 2
     fix = fixlib.load_all().get(fix_id)
     if fix is None:

@@ -115,10 +115,21 @@ def build_parser() -> argparse.ArgumentParser:
     attribute = sub.add_parser(
         "attribute",
         help="rerun one attribution of the fix audit: replay a failure's example on an "
-        "unfixed copy of a gitreins version and on the copy with one fix alone",
+        "unfixed copy of a target version and on the copy with one fix alone",
     )
     attribute.add_argument("test", metavar="NODEID", help="the failing test's pytest node id")
-    attribute.add_argument("--target", required=True, metavar="SPEC", help="gitreins==X")
+    attribute.add_argument(
+        "--target",
+        required=True,
+        metavar="SPEC",
+        help="gitreins==X, or one lightspeed-stack tree (lightspeed-stack@REV, ==TAG, a path)",
+    )
+    attribute.add_argument(
+        "--lightspeed-repo",
+        metavar="PATH",
+        help="lightspeed-stack's git repository the tree is resolved in "
+        "(default: $CTXAUDIT_LIGHTSPEED_REPO)",
+    )
     attribute.add_argument("--fix", required=True, metavar="FINDING", help="the finding's id")
     attribute.add_argument(
         "--blob", help="the shrunk example (the b'...' of its @reproduce_failure); "
@@ -138,10 +149,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--other-sample must be in (0, 1]")
     if args.command == "attribute":
         from ctxaudit import audit as _audit
+        from ctxaudit.targets.lightspeed.tree import repo_from as _repo_from
 
         return _audit.run_attribute(
-            args.target, args.fix, args.test, args.blob, args.profile, args.seed
-        )
+            args.target, args.fix, args.test, args.blob, args.profile, args.seed,
+            _repo_from(args.lightspeed_repo),
+        )  # fmt: skip
     if args.command != "audit":
         parser.print_help()
         return 0 if args.command is None else 2

@@ -130,6 +130,7 @@ def fix_audit(
     version_name: str | None = None,
     leave_out: LeaveOut | None = None,
     fixed_suites: Sequence[str] | None = None,
+    left_out: Sequence[str] | None = None,
 ) -> None:
     """Add the fix audit to ``report`` (``fixes``, ``attributed``, ``fixed``), move the
     attributed failures out of ``report.findings`` and write ``out_dir/fixes/``.
@@ -145,6 +146,11 @@ def fix_audit(
     regions (``Target.copy_env``; default ``CTXAUDIT_FINDINGS``), ``fixed_suites`` what
     runs on the fully fixed tree (``Target.fixed_suites``; default ``suites``).
 
+    ``left_out``: the findings whose regions the run of the unfixed tree left out
+    (default: every known finding that affects the version, as the audit's properties
+    phase does); the replays of its failures leave out the same, and so does the
+    command that reruns an attribution.
+
     A finding whose fix has, for this version, a form with a ``reason`` instead of
     edits cannot be fixed here: it is reported as "no fix" with that reason, and the
     fully fixed tree leaves out its region (only those; ``fixed["left_out"]``)."""
@@ -153,7 +159,8 @@ def fix_audit(
     version = version_name or report.version
     leave_out = leave_out or _leave_out_findings
     affecting = [k for k in report.known if k["affects"]]
-    env = leave_out([k["id"] for k in affecting])
+    unfixed_left_out = [k["id"] for k in affecting] if left_out is None else list(left_out)
+    env = leave_out(unfixed_left_out)
     unfixable: list[str] = []
     patches = out_dir / "fixes"
     if patches.exists():
@@ -277,7 +284,7 @@ def fix_audit(
         f.owners = who
         if who:
             f.attribution = "explained by the fix of " + " and of ".join(who)
-            f.rerun = attribute_command(report, f, who[0])
+            f.rerun = attribute_command(report, f, who[0], unfixed_left_out)
             report.attributed.append(f)
         elif not again:
             f.attribution = (
@@ -311,13 +318,28 @@ def _leave_out_findings(ids: Sequence[str]) -> dict[str, str]:
     return {"CTXAUDIT_FINDINGS": ",".join(ids) or "none"}
 
 
-def attribute_command(report: TargetReport, failure: Finding, fix: str) -> str:
+def attribute_command(
+    report: TargetReport, failure: Finding, fix: str, left_out: Sequence[str] | None = None
+) -> str:
     """The command that reruns one attribution: the failure's example replayed on an
-    unfixed copy and on the copy with ``fix`` alone (``bin/ctxaudit attribute``)."""
-    affecting = ",".join(k["id"] for k in report.known if k["affects"]) or "none"
+    unfixed copy and on the copy with ``fix`` alone (``bin/ctxaudit attribute``), with
+    the regions of ``left_out`` left out (default: every known finding that affects the
+    version). How the command names the version is the target's
+    (``attribute_args``; default ``--target NAME==VERSION``)."""
+    from ctxaudit import targets
+    from ctxaudit.targets.base import TargetError
+
+    if left_out is None:
+        left_out = [k["id"] for k in report.known if k["affects"]]
+    try:
+        args = getattr(targets.get(report.target), "attribute_args", None)
+    except TargetError:  # not a registered target (a test's toy)
+        args = None
+    naming = args(report.spec, report.version) if args else None
+    naming = naming or ["--target", f"{report.target}=={report.version}"]
     cmd = (
-        f"CTXAUDIT_FINDINGS={affecting} bin/ctxaudit attribute "
-        f"--target {report.target}=={report.version} --fix {fix} --profile {report.profile}"
+        f"CTXAUDIT_FINDINGS={','.join(left_out) or 'none'} bin/ctxaudit attribute "
+        f"{' '.join(naming)} --fix {fix} --profile {report.profile}"
     )
     if report.seed is not None:
         cmd += f" --seed {report.seed}"

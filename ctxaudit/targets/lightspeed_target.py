@@ -17,13 +17,15 @@ it are checked) with exactly the given findings' regions left out
 (``CTXAUDIT_LIGHTSPEED_LEAVE_OUT``, :meth:`copy_env`); on the fully fixed tree only the
 lockstep runs (:attr:`fixed_suites`: the findings' regression tests fail there by
 design, each fixed finding no longer reproducing). Attribution by replay is the
-generic one; it has not been seen to work on a lightspeed-stack failure yet.
+generic one; ``bin/ctxaudit attribute`` names the tree as :meth:`attribute_args` says
+(``tests/lightspeed/test_lightspeed_attribution.py`` attributes a real failure).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,6 +172,12 @@ class Lightspeed(BaseTarget):
             "CTXAUDIT_LIGHTSPEED_COMMIT": resolved.commit or "",
             "CTXAUDIT_LIGHTSPEED_LABEL": f"{resolved.label} (a fixed copy)",
         }
+
+    def attribute_args(self, spec: str, version: str) -> list[str]:
+        """How ``bin/ctxaudit attribute`` names this tree: the spec that resolves to it
+        again (``lightspeed-stack@<commit>``, a tag, or a working tree's path; not the
+        report's version, ``main-gcd1a048``, which names no tree), and the repository."""
+        return ["--target", shlex.quote(spec), "--lightspeed-repo=REPO"]
 
     def rerun_args(self, nodeid: str, spec: str) -> list[str]:
         """The in-environment suite reruns through its runner test."""
