@@ -23,8 +23,8 @@ def test_times_shares_and_rates(tmp_path: Path) -> None:
     clock.read_mutation("gitreins-0.17.1", tmp_path / "m.json")
     clock.properties_wall_s, clock.mutation_wall_s, clock.total_s = 190, 400, 590
     md = clock.write(tmp_path).read_text()
-    assert "| gitreins-0.17.1 | 170 s | 300 s | 75% | 40 | 2.00 | 12 s |" in md
-    assert "| ledger-0.1.0 | 190 s | 100 s | 25% | – | – | – |" in md
+    assert "| gitreins-0.17.1 | 170 s | – | 300 s | 75% | 40 | – | 2.00 | 12 s |" in md
+    assert "| ledger-0.1.0 | 190 s | – | 100 s | 25% | – | – | – | – |" in md
     assert "**Total 9.8 min (590 s)**" in md
     doc = json.loads((tmp_path / "audit-time.json").read_text())
     assert doc["targets"]["gitreins-0.17.1"]["mutants_per_s"] == 2.0
