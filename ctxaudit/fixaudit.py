@@ -332,11 +332,9 @@ def attribute_command(
     if left_out is None:
         left_out = [k["id"] for k in report.known if k["affects"]]
     try:
-        args = getattr(targets.get(report.target), "attribute_args", None)
+        naming = targets.get(report.target).attribute_args(report.spec, report.version)
     except TargetError:  # not a registered target (a test's toy)
-        args = None
-    naming = args(report.spec, report.version) if args else None
-    naming = naming or ["--target", f"{report.target}=={report.version}"]
+        naming = ["--target", f"{report.target}=={report.version}"]
     cmd = (
         f"CTXAUDIT_FINDINGS={','.join(left_out) or 'none'} bin/ctxaudit attribute "
         f"{' '.join(naming)} --fix {fix} --profile {report.profile}"

@@ -211,6 +211,11 @@ class Target(Protocol):
         and reads the copy as that version."""
         ...
 
+    def attribute_args(self, spec: str, version: str) -> list[str]:
+        """How ``bin/ctxaudit attribute`` names this version (the arguments that
+        resolve it again)."""
+        ...
+
 
 class BaseTarget:
     """Defaults for the parts of :class:`Target` that most targets do not need."""
@@ -263,3 +268,6 @@ class BaseTarget:
 
     def copy_env(self, resolved: Resolved, leave_out: Sequence[str]) -> dict[str, str]:
         return {"CTXAUDIT_FINDINGS": ",".join(leave_out) or "none"}
+
+    def attribute_args(self, spec: str, version: str) -> list[str]:
+        return ["--target", f"{self.name}=={version}"]
