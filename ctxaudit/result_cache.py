@@ -6,9 +6,10 @@ changed.
 of a step is:
 
 - ``step``: ``properties`` or ``mutation``;
-- ``target``: sha256 over every file of the resolved target version (its root folder:
-  a gitreins package folder, a lightspeed-stack checkout with its lock file; ``.git``,
-  ``.venv`` and byte code left out), and, where the target has one, its peer suite;
+- ``target``: sha256 over every file of the resolved target version's code
+  (``Target.code_paths``: a gitreins package folder, a lightspeed-stack checkout with
+  its lock file, the ledger's package; ``.git``, ``.venv`` and byte code left out), and,
+  where the target has one, its peer suite;
 - ``suite``: the digest of everything in ctxaudit that can change a verdict (the same
   as the mutation verdict cache's, ``mutation/cache.py``);
 - the step's options: for properties the profile, the seed, the fully fixed tree's
@@ -57,7 +58,7 @@ def target_digest(target: Described) -> str:
     """What identifies the target version's code: its files (and its peer suite's)."""
     kind = targets.get(target.kind)
     resolved = kind.resolve(target.spec, target.repo)
-    parts = [target.kind, resolved.version, folder_digest(resolved.root)]
+    parts = [target.kind, resolved.version, *(folder_digest(p) for p in kind.code_paths(resolved))]
     peer = kind.peer_suite(resolved) if kind.mutation and kind.mutation.peer else None
     if peer is not None and peer.is_dir():
         parts.append(folder_digest(peer))

@@ -158,3 +158,26 @@ def test_a_broken_or_foreign_entry_is_a_miss(tmp_path: Path) -> None:
     foreign.write_bytes((tmp_path / "ef" / f"{'ef' * 32}.pickle").read_bytes())
     assert store.get("cd" * 32) is None
     assert store.get(None) is None
+
+
+def test_the_ledgers_key_is_its_package_not_the_repository(tmp_path: Path) -> None:
+    """The ledger's root is a repository that also holds the reports and caches the
+    audit writes: only its ``ledger/`` package is the target's code (a re-audit once
+    ran the ledger again because its key hashed the whole repository)."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    copy = tmp_path / "repo"
+    shutil.copytree(root / "ledger", copy / "ledger", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "pyproject.toml").write_text((root / "pyproject.toml").read_text())
+    target = Described("ledger", str(copy), "any")  # the ledger of a copy of the repository
+    before = result_cache.target_digest(target)
+    (copy / "reports").mkdir()
+    (copy / "reports" / "findings.md").write_text("written by an audit\n")
+    (copy / ".cache").mkdir()
+    (copy / ".cache" / "verdict.json").write_text("{}\n")
+    assert result_cache.target_digest(target) == before
+    (copy / "ledger" / "__init__.py").write_text(
+        (copy / "ledger" / "__init__.py").read_text() + "\n# changed\n"
+    )
+    assert result_cache.target_digest(target) != before

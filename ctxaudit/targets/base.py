@@ -216,6 +216,11 @@ class Target(Protocol):
         resolve it again)."""
         ...
 
+    def code_paths(self, resolved: Resolved) -> list[Path]:
+        """The files and folders that are this version's code: what the audit's step
+        cache hashes (``ctxaudit/result_cache.py``); never a folder the audit writes."""
+        ...
+
 
 class BaseTarget:
     """Defaults for the parts of :class:`Target` that most targets do not need."""
@@ -271,3 +276,6 @@ class BaseTarget:
 
     def attribute_args(self, spec: str, version: str) -> list[str]:
         return ["--target", f"{self.name}=={version}"]
+
+    def code_paths(self, resolved: Resolved) -> list[Path]:
+        return [resolved.root]

@@ -56,6 +56,11 @@ class Ledger(BaseTarget):
         again = NAME if root == REPO_ROOT else str(root)
         return Resolved(NAME, version, root, again, copy_dir="ledger")
 
+    def code_paths(self, resolved: Resolved) -> list[Path]:
+        """The ``ledger/`` package only: its root is this repository, which holds the
+        reports and caches the audit writes."""
+        return [resolved.root / "ledger"]
+
     def load(self, resolved: Resolved) -> types.ModuleType:
         """Import the resolved ``ledger`` package in this process (one per process)."""
         already = sys.modules.get("ledger")
