@@ -219,12 +219,8 @@ def fix_audit(
             elif test["outcome"] == "passed":
                 row["status"] = "does not make the property hold"
                 row["detail"] = "its regression test still reproduces the finding with the fix"
-            elif "AssertionError" not in test.get("longrepr", ""):
-                row["status"] = "not verified"
-                row["detail"] = (
-                    "its regression test errors with the fix: "
-                    + (test.get("longrepr", "").strip().splitlines() or ["?"])[-1][:200]
-                )
+            elif test["outcome"] != "failed" or "AssertionError" not in test.get("longrepr", ""):
+                row["status"], row["detail"] = "not verified", _not_verified(test)
             else:
                 row["status"] = VERIFIED
                 row["detail"] = "regression test reproduces without the fix, not with it"
@@ -311,6 +307,24 @@ def fix_audit(
         "left_out": unfixable,
         "elapsed_s": round(time.monotonic() - started, 1),
     }
+
+
+def _not_verified(test: dict[str, Any]) -> str:
+    """Why a regression test that neither passed nor failed on its assertion verifies
+    nothing, in words: skipped (pytest's results keep no reason for a skip; a target's
+    regression test skips where its finding is not registered for the tree), or the
+    error it failed with (its last line, or the phase when there is no text)."""
+    if test["outcome"] == "skipped":
+        return (
+            f"its regression test was skipped with the fix (in its {test['when']}), so it "
+            "verifies nothing: a finding's regression test skips on a tree the finding is "
+            "not registered for (the results keep no reason for a skip)"
+        )
+    lines = [ln.strip() for ln in test.get("longrepr", "").splitlines() if ln.strip()]
+    error = next((ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "")
+    if not error:
+        error = f"{test['outcome']} in its {test['when']} with no failure text"
+    return "its regression test errors with the fix: " + error[:200]
 
 
 def _leave_out_findings(ids: Sequence[str]) -> dict[str, str]:
