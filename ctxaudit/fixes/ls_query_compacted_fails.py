@@ -2,11 +2,13 @@
 compacted mode (a list) to the agent's prompt string; the agent run fails before the LLM
 is called, and the turn is never stored (``retrieve_agent_response`` takes the original
 input and leaves it unused). The fix sends the explicit input as the request's input and
-stores the turn against the original input (``ls_compacted_agent``)."""
+stores the turn against the original input (``ls_compacted_agent``). 0.6 has the same
+cast in ``retrieve_agent_response``, which returns the summary at once: its form stores
+the turn before returning it."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
-from ctxaudit.fixes.ls_trees import MAIN
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
 
 _QUERY = "src/utils/agents/query.py"
 _RUN = "            run_result = await agent.run(prompt)\n"
@@ -15,6 +17,14 @@ _BUILT = (
     "        # Emit inference completed event after successful summary build\n"
 )
 _IMPORT = "from utils.conversations import append_turn_items_to_conversation\n"
+#: 0.6: the same cast, at another indent; the summary is returned at once
+_RUN_06 = "        run_result = await agent.run(cast(str, responses_params.input))\n"
+_RETURN_06 = (
+    "    return build_turn_summary_from_agent_run(\n        run_result,\n"
+    "        model_id=responses_params.model,\n        endpoint_path=endpoint_path,\n"
+    "        vector_store_ids=vector_store_ids,\n        rag_id_mapping=rag_id_mapping,\n"
+    "    )\n"
+)
 
 FIX = Fix(
     finding="LS-QUERY-COMPACTED-FAILS",
@@ -40,6 +50,35 @@ FIX = Fix(
                     )
                     + "\n"
                     + _BUILT.split("\n\n")[1],
+                ),
+            ),
+        ),
+        Form(
+            versions=RELEASE_06,
+            edits=(
+                Edit(
+                    _QUERY, _IMPORT, _IMPORT + "from llama_stack_api import OpenAIResponseMessage\n"
+                ),
+                Edit(
+                    _QUERY,
+                    _RUN_06,
+                    "        prompt = cast(str, responses_params.input)\n"
+                    + explicit_input("        ")
+                    + "        run_result = await agent.run(prompt)\n",
+                ),
+                Edit(
+                    _QUERY,
+                    _RETURN_06,
+                    _RETURN_06.replace("    return ", "    turn_summary = ", 1)
+                    + "    if _original_input is not None:  # compacted: the server does not store it\n"
+                    + store_turn(
+                        "        ",
+                        "client",
+                        "responses_params.conversation",
+                        "_original_input",
+                        "turn_summary.llm_response",
+                    )
+                    + "    return turn_summary\n",
                 ),
             ),
         ),
