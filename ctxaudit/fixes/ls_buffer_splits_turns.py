@@ -4,7 +4,7 @@ summary, the rest sent verbatim). The fix keeps the last ``buffer_turns`` *turns
 turn starts at a message that is not the assistant's, after an assistant message."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
 
 _COMPACTION = "src/utils/compaction.py"
 _HELPER = (
@@ -34,7 +34,8 @@ FIX = Fix(
     why="the fold keeps the last buffer_turns turns, whatever the number of their items",
     forms=(
         Form(
-            versions=frozenset({MAIN}),
+            # the 0.6 line has the same lines (verified on 0.6.0)
+            versions=frozenset({MAIN, *RELEASE_06}),
             edits=(
                 Edit(
                     _COMPACTION,
