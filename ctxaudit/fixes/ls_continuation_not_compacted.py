@@ -5,7 +5,7 @@ previous_response_id (its explicit input already carries the conversation), so t
 is stored with its summary marker like any compacted turn."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
 
 _COMPACTED = (
     "        if compaction.compacted:\n"
@@ -17,7 +17,8 @@ FIX = Fix(
     why="a /v1/responses continuation is compacted too, sent without previous_response_id",
     forms=(
         Form(
-            versions=frozenset({MAIN}),
+            # the 0.6 line has the same lines (verified on 0.6.0)
+            versions=frozenset({MAIN, *RELEASE_06}),
             edits=(
                 Edit(
                     "src/app/endpoints/responses.py",
