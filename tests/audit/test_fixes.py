@@ -232,3 +232,21 @@ def test_the_fixed_tree_runs_under_each_seed(tmp_path: Path) -> None:
               fixes={"X": FIX_X}, seeds=(7, 8, 1))  # fmt: skip
     assert r.fixed["seeds"] == [1, 7, 8] and seen[:3] == [None, "7", "8"]
     assert r.fixed["verdicts"]["Q"] == "fails" and not r.fixed["ok"]
+
+
+def test_a_regression_run_holds_its_finding_to_reproduce(tmp_path: Path) -> None:
+    """The finding reproduces on the version (the audit's check): its regression test
+    must hold it to there whether or not the finding is registered for the version, so
+    the run of the copy with its fix names it in CTXAUDIT_FINDINGS_ASSUMED (lightspeed's
+    regression tests skip an unregistered finding otherwise, and verify nothing)."""
+    envs: list[dict[str, str]] = []
+    inner = fake_runner([])
+
+    def run(tree: str, paths: list[str], env: dict[str, str], replays: dict[str, Any]) -> Any:
+        if "test_reg" in paths:
+            envs.append(dict(env))
+        return inner(tree, paths, env, replays)
+
+    fix_audit(report(["X"]), tree(tmp_path), run, ["suites"], {"P": "p", "Q": "q"},
+              tmp_path / "out", fixes={"X": FIX_X})  # fmt: skip
+    assert envs and all(e.get("CTXAUDIT_FINDINGS_ASSUMED") == "X" for e in envs)
