@@ -42,7 +42,7 @@ folded is the threshold's alone (Compaction, below).
 Compaction (decided when the request starts, on the conversation as it is
 then). ``covered`` is the largest ``last_turn`` of the stored markers (0 if
 none), ``n`` the number of turns. Turns are folded only when the estimate is
-over the threshold (C1, ``compacts``; SPEC section 3: "Over threshold_ratio *
+over the threshold (C1, ``compacts``; docs/properties.md, section 3: "Over threshold_ratio *
 context_window and over token_floor, the request is served in compacted mode:
 older turns are folded into a summary marker"): then, if ``n - buffer_turns >
 covered``, turns ``covered+1 .. n-buffer_turns`` are folded into a new marker.

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from model.budget import Budget, Cap
 from model.config import MAX_COMPACTIONS, ValveConfig
 
-# SPEC section 2 and V6: the verdict of a run that ended without the LLM's verdict.
+# Section 2 and V6 (docs/properties.md): the verdict of a run that ended without the LLM's verdict.
 INCOMPLETE = "INCOMPLETE"
 
 # V6: words in an error's text that name the context window.
@@ -38,7 +38,7 @@ class Call:
 @dataclass(frozen=True)
 class Ended:
     """How the run ended, and the run's verdict where the SPEC says it (``None``:
-    it does not). SPEC section 2: the loop repeats "until the LLM answers without
+    it does not). section 2 (docs/properties.md): the loop repeats "until the LLM answers without
     tool calls (its verdict) or a cap ends the run"; V6: a failed call that cannot
     compact means "the run ends INCOMPLETE". So the run's verdict is the LLM's
     when it gave one; a run that ended without the LLM's verdict (a failure, an

@@ -129,7 +129,9 @@ def test_nothing_points_outside_the_repository() -> None:
         base = ROOT / top
         files = [base] if base.is_file() else base.rglob("*")
         for path in files:
-            if path.suffix not in SUFFIXES or SKIPPED & set(path.parts) or not path.is_file():
+            if path.suffix not in SUFFIXES or not path.is_file():
+                continue
+            if SKIPPED & set(path.relative_to(ROOT).parts):  # not the checkout's own path
                 continue
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
                 if OUTSIDE.search(line):

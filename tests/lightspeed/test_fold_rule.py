@@ -3,7 +3,7 @@ monotone, as lightspeed-stack's is: it counts the stored markers, the turns no m
 covers and the new input, so a conversation that holds a marker can be under the
 threshold again.
 
-SPEC section 3: turns are folded "Over threshold_ratio * context_window and over
+docs/properties.md, section 3: turns are folded "Over threshold_ratio * context_window and over
 token_floor". Under it, a conversation that holds a marker is still served with an
 explicit input (markers, the turns no marker covers, the new input) and its turn is the
 owner's to write, but nothing is folded. Runs in ctxaudit's interpreter, in
