@@ -454,8 +454,9 @@ def branch_coverage(
     }
 
 
-def load_equivalents(path: Path = EQUIVALENT_FILE, target: str | None = None) -> dict[str, str]:
-    """id -> reason of the reviewed equivalent mutants."""
+def load_reviewed(path: Path, table: str, target: str | None, catalogued: str) -> dict[str, str]:
+    """id -> reason of a reviewed list of mutants (``[[table]]`` entries with target, id
+    and reason; ``catalogued``: why a catalogued mutant cannot be listed)."""
     if not path.exists():
         return {}
     try:
@@ -463,14 +464,19 @@ def load_equivalents(path: Path = EQUIVALENT_FILE, target: str | None = None) ->
     except tomllib.TOMLDecodeError as exc:
         raise MutationError(f"{path}: {exc}") from None
     out = {}
-    for e in data.get("equivalent", []):
+    for e in data.get(table, []):
         if not str(e.get("reason", "")).strip() or not e.get("id") or not e.get("target"):
             raise MutationError(f"{path}: entry {e.get('id', '?')} needs target, id and a reason")
         if e["id"].startswith("catalogue:"):
-            raise MutationError(f"{path}: {e['id']}: a catalogued mutant cannot be equivalent")
+            raise MutationError(f"{path}: {e['id']}: {catalogued}")
         if target is None or e["target"] == target:
-            out[e["id"]] = e["reason"].strip()
+            out[e["id"]] = str(e["reason"]).strip()
     return out
+
+
+def load_equivalents(path: Path = EQUIVALENT_FILE, target: str | None = None) -> dict[str, str]:
+    """id -> reason of the reviewed equivalent mutants."""
+    return load_reviewed(path, "equivalent", target, "a catalogued mutant cannot be equivalent")
 
 
 def mutant_to_json(m: Mutant) -> dict[str, Any]:

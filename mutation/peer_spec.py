@@ -11,31 +11,17 @@ against the SPEC.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
-from mutation.engine import MutationError
+from mutation.engine import load_reviewed
 
 OUTSIDE_SPEC_FILE = Path(__file__).resolve().parent / "outside_spec.toml"
 
 
 def load_outside_spec(path: Path = OUTSIDE_SPEC_FILE, target: str | None = None) -> dict[str, str]:
     """id -> reason of the reviewed peer-only kills outside the SPEC (for ``target``)."""
-    if not path.exists():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise MutationError(f"{path}: {exc}") from None
-    out = {}
-    for e in data.get("outside_spec", []):
-        if not str(e.get("reason", "")).strip() or not e.get("id") or not e.get("target"):
-            raise MutationError(f"{path}: entry {e.get('id', '?')} needs target, id and a reason")
-        if e["id"].startswith("catalogue:"):
-            raise MutationError(f"{path}: {e['id']}: a catalogued mutant is a SPEC property's")
-        if target is None or e["target"] == target:
-            out[e["id"]] = " ".join(str(e["reason"]).split())
-    return out
+    found = load_reviewed(path, "outside_spec", target, "a catalogued mutant is a SPEC property's")
+    return {i: " ".join(reason.split()) for i, reason in found.items()}
 
 
 def split(peer_only: list[str], outside: dict[str, str]) -> tuple[list[str], dict[str, str]]:
