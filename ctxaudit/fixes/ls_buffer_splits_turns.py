@@ -4,7 +4,7 @@ summary, the rest sent verbatim). The fix keeps the last ``buffer_turns`` *turns
 turn starts at a message that is not the assistant's, after an assistant message."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
 
 _COMPACTION = "src/utils/compaction.py"
 _HELPER = (
@@ -34,8 +34,8 @@ FIX = Fix(
     why="the fold keeps the last buffer_turns turns, whatever the number of their items",
     forms=(
         Form(
-            # the 0.6 line has the same lines (verified on 0.6.0)
-            versions=frozenset({MAIN, *RELEASE_06}),
+            # the 0.6 and 0.7 lines have the same lines (verified on 0.6.0, 0.7.0rc1)
+            versions=frozenset({MAIN, *RELEASE_06, *RELEASE_07}),
             edits=(
                 Edit(
                     _COMPACTION,

@@ -8,7 +8,7 @@ kept ``buffer_turns`` turns: a buffer the degrading guard shrank to fit the budg
 not recorded anywhere in the conversation (marker-only mode has no other record)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
 
 _OLD = (
     "    last = -1\n"
@@ -42,8 +42,8 @@ FIX = Fix(
     why="the recent turns are those no marker covers, the kept turns before a marker included",
     forms=(
         Form(
-            # the 0.6 line has the same lines (verified on 0.6.0)
-            versions=frozenset({MAIN, *RELEASE_06}),
+            # the 0.6 and 0.7 lines have the same lines (verified on 0.6.0, 0.7.0rc1)
+            versions=frozenset({MAIN, *RELEASE_06, *RELEASE_07}),
             edits=(Edit("src/utils/conversation_compaction.py", _OLD, _NEW),),
         ),
     ),

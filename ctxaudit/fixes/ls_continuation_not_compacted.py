@@ -5,7 +5,7 @@ previous_response_id (its explicit input already carries the conversation), so t
 is stored with its summary marker like any compacted turn."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
 
 _COMPACTED = (
     "        if compaction.compacted:\n"
@@ -17,8 +17,8 @@ FIX = Fix(
     why="a /v1/responses continuation is compacted too, sent without previous_response_id",
     forms=(
         Form(
-            # the 0.6 line has the same lines (verified on 0.6.0)
-            versions=frozenset({MAIN, *RELEASE_06}),
+            # the 0.6 and 0.7 lines have the same lines (verified on 0.6.0, 0.7.0rc1)
+            versions=frozenset({MAIN, *RELEASE_06, *RELEASE_07}),
             edits=(
                 Edit(
                     "src/app/endpoints/responses.py",

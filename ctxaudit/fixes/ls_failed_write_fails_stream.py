@@ -6,7 +6,7 @@ write reports the failure: a blocking request still fails), and the streamed ref
 write failure is logged, not raised."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
 
 _MARKER = "    await _write_summary_marker(client, conversation_id, summary.summary_text)\n"
 _BLOCKED = (
@@ -19,8 +19,8 @@ FIX = Fix(
     why="a failed marker write is logged, and a streamed refusal's failed write ends nothing",
     forms=(
         Form(
-            # the 0.6 line has the same lines (verified on 0.6.0)
-            versions=frozenset({MAIN, *RELEASE_06}),
+            # the 0.6 and 0.7 lines have the same lines (verified on 0.6.0, 0.7.0rc1)
+            versions=frozenset({MAIN, *RELEASE_06, *RELEASE_07}),
             edits=(
                 Edit(
                     "src/utils/conversation_compaction.py",

@@ -4,11 +4,12 @@ is called, and the turn is never stored (``retrieve_agent_response`` takes the o
 input and leaves it unused). The fix sends the explicit input as the request's input and
 stores the turn against the original input (``ls_compacted_agent``). 0.6 has the same
 cast in ``retrieve_agent_response``, which returns the summary at once: its form stores
-the turn before returning it."""
+the turn before returning it. The 0.7 line is 0.6's shape on OGX (the cast assigned to
+``prompt`` first)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
 
 _QUERY = "src/utils/agents/query.py"
 _RUN = "            run_result = await agent.run(prompt)\n"
@@ -25,6 +26,32 @@ _RETURN_06 = (
     "        vector_store_ids=vector_store_ids,\n        rag_id_mapping=rag_id_mapping,\n"
     "    )\n"
 )
+#: 0.7: the cast is assigned to ``prompt`` first, at 0.6's indent
+_RUN_07 = "        run_result = await agent.run(prompt)\n"
+
+
+def _store_before_return(api: str, run_old: str, run_new: str) -> tuple[Edit, ...]:
+    """The 0.6 and 0.7 lines' edits: explicit input before the run, the turn stored
+    before the summary is returned (``api``: where ``OpenAIResponseMessage`` comes from)."""
+    return (
+        Edit(_QUERY, _IMPORT, _IMPORT + f"from {api} import OpenAIResponseMessage\n"),
+        Edit(_QUERY, run_old, run_new),
+        Edit(
+            _QUERY,
+            _RETURN_06,
+            _RETURN_06.replace("    return ", "    turn_summary = ", 1)
+            + "    if _original_input is not None:  # compacted: the server does not store it\n"
+            + store_turn(
+                "        ",
+                "client",
+                "responses_params.conversation",
+                "_original_input",
+                "turn_summary.llm_response",
+            )
+            + "    return turn_summary\n",
+        ),
+    )
+
 
 FIX = Fix(
     finding="LS-QUERY-COMPACTED-FAILS",
@@ -55,32 +82,17 @@ FIX = Fix(
         ),
         Form(
             versions=RELEASE_06,
-            edits=(
-                Edit(
-                    _QUERY, _IMPORT, _IMPORT + "from llama_stack_api import OpenAIResponseMessage\n"
-                ),
-                Edit(
-                    _QUERY,
-                    _RUN_06,
-                    "        prompt = cast(str, responses_params.input)\n"
-                    + explicit_input("        ")
-                    + "        run_result = await agent.run(prompt)\n",
-                ),
-                Edit(
-                    _QUERY,
-                    _RETURN_06,
-                    _RETURN_06.replace("    return ", "    turn_summary = ", 1)
-                    + "    if _original_input is not None:  # compacted: the server does not store it\n"
-                    + store_turn(
-                        "        ",
-                        "client",
-                        "responses_params.conversation",
-                        "_original_input",
-                        "turn_summary.llm_response",
-                    )
-                    + "    return turn_summary\n",
-                ),
+            edits=_store_before_return(
+                "llama_stack_api",
+                _RUN_06,
+                "        prompt = cast(str, responses_params.input)\n"
+                + explicit_input("        ")
+                + "        run_result = await agent.run(prompt)\n",
             ),
+        ),
+        Form(
+            versions=RELEASE_07,
+            edits=_store_before_return("ogx_api", _RUN_07, explicit_input("        ") + _RUN_07),
         ),
     ),
 )

@@ -8,7 +8,7 @@ same lines; its form imports the message from llama-stack instead of OGX."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
 
 _STREAMING = "src/utils/agents/streaming.py"
 _RUN = (
@@ -47,7 +47,8 @@ FIX = Fix(
     finding="LS-STREAMING-QUERY-COMPACTED-FAILS",
     why="compacted /v1/streaming_query sends the explicit input and stores the completed turn",
     forms=(
-        Form(versions=frozenset({MAIN}), edits=_edits("ogx_api")),
+        # the 0.7 line has main's lines (verified on 0.7.0rc1)
+        Form(versions=frozenset({MAIN, *RELEASE_07}), edits=_edits("ogx_api")),
         # 0.6: the same lines; the server is llama-stack
         Form(versions=RELEASE_06, edits=_edits("llama_stack_api")),
     ),

@@ -4,7 +4,7 @@ eligible too, and a store=false compaction writes no summary marker (nothing of 
 unstored request is kept: the model's conversation does not change)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06
+from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
 
 _PERSIST = (
     "                    await _persist_new_summary_chunk(\n"
@@ -19,8 +19,8 @@ FIX = Fix(
     why="store=false /v1/responses requests are compacted too, without writing a marker",
     forms=(
         Form(
-            # the 0.6 line has the same lines (verified on 0.6.0)
-            versions=frozenset({MAIN, *RELEASE_06}),
+            # the 0.6 and 0.7 lines have the same lines (verified on 0.6.0, 0.7.0rc1)
+            versions=frozenset({MAIN, *RELEASE_06, *RELEASE_07}),
             edits=(
                 Edit("src/app/endpoints/responses.py", "        and api_params.store\n", ""),
                 Edit(
