@@ -315,6 +315,7 @@ def run_mutation(
     known: list[dict[str, Any]] | None = None,
     only: Sequence[str] = (),
     cache: bool = True,
+    fixes: Sequence[str] = (),
 ) -> tuple[int, str]:
     """Run the mutation audit of one target version in its own process.
     ``cache``: reuse mutant verdicts from ``.cache/mutation-verdicts/`` (``--no-cache``).
@@ -326,6 +327,9 @@ def run_mutation(
     findings that affect this version are left out of the mutant runs too, as they
     were for the properties (else a test that meets a known finding fails on the
     unmutated version, is dropped, and its mutants read as survivors).
+
+    ``fixes``: mutate a copy of the tree with these findings' fixes applied (``--mutate
+    fixed``: the fix audit's fully fixed tree); their regions are no longer left out.
 
     ``ticker`` gets "<phase> <done>/<total>, <elapsed>" while it runs; ``peer`` also
     runs the same mutants against the target's own tests where it has some (gitreins).
@@ -339,6 +343,8 @@ def run_mutation(
     cmd += ["--other-sample", str(other_sample), "-q"]
     for glob in only:
         cmd += ["--only", glob]
+    for fid in fixes:
+        cmd += ["--fix", fid]
     if scope.spec_option:
         cmd += [scope.spec_option, target.spec]
     if scope.repo_option and target.repo is not None:

@@ -112,6 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="with mutation, also run the same gitreins mutants against gitreins' own tests "
         "(from its sdist) and report both scores side by side; never gated (default: on)",
     )
+    audit.add_argument(
+        "--mutate",
+        choices=["released", "fixed"],
+        default="released",
+        help="the tree the mutation audit mutates: the released one, with the regions of "
+        "the known findings that affect it left out, or the fully fixed one of the fix "
+        "audit, where the fixed findings' regions are checked too (default: released)",
+    )
     attribute = sub.add_parser(
         "attribute",
         help="rerun one attribution of the fix audit: replay a failure's example on an "
@@ -275,7 +283,12 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             t0 = time.monotonic()
             known = reports[target.label].known
-            mkey = steps.mutation_key(target, args.other_sample, args.peer, known, only)
+            # --mutate fixed: the fixes the fix audit applied to its fully fixed tree
+            fixed = reports[target.label].fixed if args.mutate == "fixed" else None
+            fixes = list((fixed or {}).get("applied") or [])
+            mkey = steps.mutation_key(
+                target, args.other_sample, args.peer, known, only, fixes=fixes
+            )
             hit = steps.reuse_mutation(mkey, target, args.out)
             if hit is not None:
                 code, output = hit
@@ -290,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                     known=known,
                     only=only,
                     cache=args.cache,
+                    fixes=fixes,
                 )
                 steps.store_mutation(mkey, code, output, target, args.out)
             show.done(target.label)

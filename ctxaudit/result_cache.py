@@ -101,19 +101,21 @@ def mutation_key(
     peer: bool,
     findings: str | None,
     only: Sequence[str],
+    fixes: Sequence[str] = (),
 ) -> str:
-    return key_of(
-        {
-            "step": "mutation",
-            "format": FORMAT,
-            "target": target_digest,
-            "suite": suite_digest,
-            "other_sample": other_sample,
-            "peer": peer,
-            "findings": findings,
-            "only": sorted(only),
-        }
-    )
+    parts: dict[str, Any] = {
+        "step": "mutation",
+        "format": FORMAT,
+        "target": target_digest,
+        "suite": suite_digest,
+        "other_sample": other_sample,
+        "peer": peer,
+        "findings": findings,
+        "only": sorted(only),
+    }
+    if fixes:  # --mutate fixed (absent otherwise: the released tree's keys stay as they were)
+        parts["fixes"] = sorted(fixes)
+    return key_of(parts)
 
 
 @dataclass
@@ -235,13 +237,14 @@ class StepCaches:
         peer: bool,
         known: Sequence[dict[str, Any]],
         only: Sequence[str],
+        fixes: Sequence[str] = (),
     ) -> str | None:
         findings = ",".join(k["id"] for k in known if k["affects"]) or "none"
         try:
             digest = self.target(target)
         except Exception:
             return None
-        return mutation_key(digest, self.suite, other_sample, peer, findings, only)
+        return mutation_key(digest, self.suite, other_sample, peer, findings, only, fixes)
 
     def reuse_mutation(
         self, key: str | None, target: Described, out: Path

@@ -168,6 +168,15 @@ def main(argv: list[str] | None = None) -> int:
         "gate (default 3; 1 turns the check off)",
     )
     r.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="FINDING",
+        help="mutate a copy of the tree with this finding's fix applied (ctxaudit/fixes; "
+        "repeatable; 'all': every fix for the version): the fixed findings' regions are "
+        "checked too. A fix that does not apply is an error",
+    )
+    r.add_argument(
         "--no-cache",
         action="store_true",
         help="neither reuse nor store verdicts in .cache/mutation-verdicts/",
@@ -212,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 only=a.only,
                 seeds=seeds_from(a.seed, a.seeds),
                 cache=not a.no_cache,
+                fixes=a.fix,
             )
         else:
             res = merge(a.paths, a.out)

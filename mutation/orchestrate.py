@@ -119,6 +119,59 @@ def resolve(target: str, tree_or_spec: str | None) -> Resolved:
     )
 
 
+def fixed_tree(
+    target: str, tree_or_spec: str | None, fixes: Sequence[str], dest: Path
+) -> tuple[Resolved, list[str]]:
+    """``--fix``: a copy of the tree at ``dest`` with the named fixes applied
+    (``ctxaudit/fixes``; ``all``: the fix of each of the target's known findings that
+    has edits for this version), as the target
+    version to mutate, and the fixes applied. The copy runs as the tree it was made from
+    (the same environment; the work copy takes the tree's source folder's place). A fix
+    that is unknown, has no edits for this version or does not apply is an error: a
+    partly fixed tree is never mutated in its place."""
+    from ctxaudit import fixes as fixlib
+    from ctxaudit import targets
+
+    kind = targets.get(target)
+    try:
+        found = kind.resolve(tree_or_spec or None)
+    except targets.TargetError as exc:
+        raise MutationError(str(exc)) from None
+    version = kind.fix_version(found)
+    every = fixlib.load_all()
+    if list(fixes) == ["all"]:
+        own = [f.id for f in kind.findings()]  # fixes are named by finding, not target
+        chosen = [every[f] for f in own if f in every and _has_edits(every[f], version)]
+    else:
+        unknown = [f for f in fixes if f not in every]
+        if unknown:
+            raise MutationError(f"--fix {', '.join(unknown)}: no such fix in ctxaudit/fixes")
+        chosen = [every[f] for f in dict.fromkeys(fixes)]
+        no_form = [f.finding for f in chosen if not _has_edits(f, version)]
+        if no_form:
+            raise MutationError(
+                f"--fix {', '.join(no_form)}: no form with edits for {target} {version}"
+            )
+    if not chosen:
+        raise MutationError(f"--fix all: no fix has a form with edits for {target} {version}")
+    original = resolve(target, tree_or_spec)
+    try:
+        inside = original.root.resolve().relative_to(found.root.resolve())
+    except ValueError:
+        raise MutationError(f"{target}: its mutation root is not inside its tree") from None
+    got = fixlib.fixed_copy(found.root, dest, version, chosen)
+    if got.failed:
+        why = "; ".join(f"{fid}: {reason}" for fid, reason in got.failed.items())
+        raise MutationError(f"a fix does not apply to {target} {version}: {why}")
+    fixed = Resolved(dest / inside, original.version, original.copy_dir, original.runtime)
+    return fixed, got.applied
+
+
+def _has_edits(fix: Any, version: str) -> bool:
+    form = fix.form_for(version)
+    return form is not None and not form.reason and bool(form.edits or form.patch)
+
+
 def _matches(m: engine.Mutant, pattern: str) -> bool:
     """``--only``: the stable id, or for a catalogued mutant also
     ``<file>:<function>:<kind>:catalogue:<entry>`` (so ``<file>:<function>:*`` takes the
@@ -136,6 +189,37 @@ def _project_version() -> str:
 
 
 def run(
+    target: str, tree_or_spec: str | None, out_dir: Path, *args: Any, **kw: Any
+) -> MutationResult:
+    """Mutate ``target`` and run its suite against every mutant (:func:`_run`). With
+    ``fixes`` the known findings' regions left out (``CTXAUDIT_FINDINGS``) lose the fixed
+    ones for the run; the environment is as before afterwards."""
+    saved = os.environ.get("CTXAUDIT_FINDINGS")
+    try:
+        return _run(target, tree_or_spec, out_dir, *args, **kw)
+    finally:
+        if saved is None:
+            os.environ.pop("CTXAUDIT_FINDINGS", None)
+        else:
+            os.environ["CTXAUDIT_FINDINGS"] = saved
+
+
+def _leave_out_unfixed(target: str, version: str, applied: Sequence[str]) -> None:
+    """A target whose suites leave out the regions named in ``CTXAUDIT_FINDINGS`` (or,
+    unset, its registered findings' for the version) leaves out all but the fixed ones."""
+    from ctxaudit import findings, targets
+
+    if not targets.get(target).excludes_known:
+        return  # its suites find what reproduces on the unmutated (fixed) copy themselves
+    given = os.environ.get("CTXAUDIT_FINDINGS")
+    if given is None:
+        ids = [f.id for f in findings.registered(target, version)]
+    else:
+        ids = [i.strip() for i in given.split(",") if i.strip() not in ("", "none")]
+    os.environ["CTXAUDIT_FINDINGS"] = ",".join(i for i in ids if i not in applied) or "none"
+
+
+def _run(
     target: str,
     tree_or_spec: str | None,
     out_dir: Path,
@@ -150,6 +234,7 @@ def run(
     only: Sequence[str] = (),
     seeds: Sequence[int] = (0, 1, 2),
     cache: bool = True,
+    fixes: Sequence[str] = (),
 ) -> MutationResult:
     """Mutate ``target``, run its suite against every mutant, write reports into ``out_dir``.
 
@@ -166,6 +251,9 @@ def run(
     the ``mutation`` profile's derandomized examples).
     ``cache``: reuse verdicts stored under ``.cache/mutation-verdicts/`` (see
     ``mutation/cache.py``) and store the new ones.
+    ``fixes``: mutate a copy of the tree with these fixes applied (:func:`fixed_tree`;
+    ``["all"]``: every fix for the version), where the properties are checked over the
+    regions the fixed findings carved out of the released tree; the report says which.
     """
     if not 0.0 < other_sample <= 1.0:
         raise MutationError(f"bad other_sample {other_sample}: need 0 < f <= 1")
@@ -185,10 +273,17 @@ def run(
         raise MutationError(str(exc)) from None
     # a target may cap the share of `other` mutants (each costs a run of its service)
     other_sample = min(other_sample, cfg.other_sample_max)
-    found = resolve(target, tree_or_spec)
+    i, n = shard or (1, 1)
+    fixed_dir = engine.WORK / f"{target}-fixed-{i}of{n}.{os.getpid()}"
+    applied: list[str] = []
+    if fixes:
+        shutil.rmtree(fixed_dir, ignore_errors=True)
+        found, applied = fixed_tree(target, tree_or_spec, fixes, fixed_dir / "tree")
+        _leave_out_unfixed(target, found.version, applied)
+    else:
+        found = resolve(target, tree_or_spec)
     root, version, copy_dir = found.root, found.version, found.copy_dir
     plan = engine.build_plan(target, cfg, root, version)
-    i, n = shard or (1, 1)
     planned = [m for m in plan.mutants if engine.sampled(m, other_sample)]
     unsampled = len(plan.mutants) - len(planned)
     selected = [m for m in planned if engine.shard_of(m.id, n) == i - 1]
@@ -282,6 +377,8 @@ def run(
         "other_not_sampled": unsampled,
         "only": list(only),
         "seeds": seeds,
+        # the fixes applied to the mutated tree (empty: the released tree)
+        "fixes": applied,
         "cache": {
             "used": vcache is not None,
             "reused": len(reused),
@@ -327,6 +424,7 @@ def run(
         res = _result(final, js, md)
     if not os.environ.get("CTXAUDIT_KEEP_WORK"):
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(fixed_dir, ignore_errors=True)
     return res
 
 
@@ -355,6 +453,7 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
                 "deselected",
                 "findings_excluded",
                 "seeds",
+                "fixes",
             )
             if first.get(k) is not None
         },

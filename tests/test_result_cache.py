@@ -141,8 +141,14 @@ def test_keys_differ_in_each_part() -> None:
         ("peer", False),
         ("findings", "A,B"),
         ("only", ("x:*",)),
+        ("fixes", ("GR-V2-UNLIMITED-COMPACTS",)),  # --mutate fixed
     ]:
         assert result_cache.mutation_key(**{**mbase, part: other}) != mkey, part  # type: ignore[arg-type]
+    # the released tree's key is the one it was before --mutate existed
+    assert mkey == result_cache.key_of(
+        {"step": "mutation", "format": result_cache.FORMAT, "target": "t", "suite": "s",
+         "other_sample": 0.25, "peer": True, "findings": "A", "only": []}
+    )  # fmt: skip
 
 
 def test_a_broken_or_foreign_entry_is_a_miss(tmp_path: Path) -> None:
@@ -181,3 +187,34 @@ def test_the_ledgers_key_is_its_package_not_the_repository(tmp_path: Path) -> No
         (copy / "ledger" / "__init__.py").read_text() + "\n# changed\n"
     )
     assert result_cache.target_digest(target) != before
+
+
+@pytest.mark.parametrize("mutate", ["released", "fixed"])
+def test_mutate_fixed_mutates_the_fix_audits_tree(
+    toy: Toy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mutate: str
+) -> None:
+    """``--mutate fixed`` hands the mutation run the fixes the fix audit applied to its
+    fully fixed tree (and keys the step cache by them); the default mutates the released
+    tree."""
+    from ctxaudit import audit as audit_mod
+    from ctxaudit.targets.base import MutationScope
+
+    monkeypatch.setattr(Toy, "mutation", MutationScope("toy", "code"), raising=False)
+    real = audit_mod.run_target
+
+    def with_fix_audit(*args: object, **kw: object) -> audit_mod.TargetReport:
+        report = real(*args, **kw)  # type: ignore[arg-type]
+        report.fixed = {"applied": ["TOY-1", "TOY-2"]}
+        return report
+
+    calls: list[list[str]] = []
+
+    def mutation(*args: object, fixes: list[str] = [], **kw: object) -> tuple[int, str]:  # noqa: B006
+        calls.append(list(fixes))
+        return 0, "gate passed"
+
+    monkeypatch.setattr(audit_mod, "run_target", with_fix_audit)
+    monkeypatch.setattr(audit_mod, "run_mutation", mutation)
+    argv = ["audit", "--target", "toy-cached", "--out", str(tmp_path / "out"), "--seed", "1"]
+    assert cli.main([*argv, "--profile", "dev", "--mutate", mutate]) == 0
+    assert calls == [["TOY-1", "TOY-2"] if mutate == "fixed" else []]

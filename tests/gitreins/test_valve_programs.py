@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from ctxaudit import findings
 from ctxaudit.targets.gitreins import GitreinsModules
 from ctxaudit.targets.gitreins_loop import (
     Called,
@@ -105,6 +106,26 @@ def test_v1_valve_boundary(gitreins: GitreinsModules, budget: int, ratio: float)
             f"the model {'compacts' if first > threshold else 'does not compact'}, "
             f"the target {seen[1]!r:.200}"
         )
+
+
+@pytest.mark.properties("V2")
+@pytest.mark.parametrize("budget", [0, -1])
+def test_v2_unlimited_budget_never_compacts(gitreins: GitreinsModules, budget: int) -> None:
+    """V2 at both of its unlimited values (``max_input_tokens <= 0``): a call that meters
+    input far past any threshold does not compact. Outside a known finding's region only
+    (GR-V2-UNLIMITED-COMPACTS: checked on its fixed tree). Killed: on the fixed tree,
+    the fix's guard ``<= 0`` turned into ``< 0`` (0 then compacts at every call)."""
+    cfg = ValveConfig(caps=Caps(max_input_tokens=budget), ratio=0.5, criteria=2)
+    known = findings.excluded_regions("gitreins", gitreins.tree.version, "valve-config")
+    if any(region(cfg) for region in known):
+        pytest.skip(f"max_input_tokens {budget}: inside a known finding's region")
+    steps = [Answer(prompt=10**5, writes=(None,)), Answer(prompt=0)]
+    seen = replay(gitreins, cfg.caps, steps=steps, criteria=2, ratio=0.5)
+    model = Valve.start(cfg).answer(steps[0])
+    assert same(model.pending, seen[1]), (
+        f"V2: max_input_tokens {budget}, a meter of {10**5}: the model does not compact, "
+        f"the target {seen[1]!r:.200}"
+    )
 
 
 @pytest.mark.properties("B4")
