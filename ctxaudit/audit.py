@@ -371,13 +371,15 @@ def run_mutation(
             now = time.monotonic()
             began = phase_start.setdefault(st["phase"], now)
             text = f"{st['phase']}"
-            if st["phase"] in ("mutants", "peer mutants"):
+            if st["phase"] == "mutants":
                 text += f" {st['done']}/{st['total']}"
             elif st["phase"] in ("recheck", "seed recheck"):  # survivors, or kills again
                 text += f" {st['done']}"
             if st["phase"] == "mutants" and st["done"] >= 10:
                 left = (now - began) / st["done"] * (st["total"] - st["done"])
                 text += f", ~{left:.0f} s left for them"
+            if st.get("peer"):  # the peer suite, running beside them
+                text += f"; peer {st['peer']}"
             ticker(f"{text} ({now - started:.0f} s)")
 
         env = dict(os.environ)

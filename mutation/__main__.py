@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -69,30 +70,44 @@ def _progress(rec: dict[str, Any]) -> None:
 
 
 class _ProgressFile:
-    """Keeps a one-line JSON status in a file for a caller's progress display."""
+    """Keeps a one-line JSON status in a file for a caller's progress display: the
+    suite's own lane (``phase``, ``done``, ``total``) and, while a peer suite runs beside
+    it, the peer's (``peer``: "baseline", "mutants <done>/<total>" or "done")."""
 
     def __init__(self, path: Path, echo: bool) -> None:
         self.path, self.echo = path, echo
         self.state: dict[str, Any] = {"phase": "plan", "done": 0, "total": 0}
+        self.peer_done = 0
+        self.lock = threading.Lock()  # the peer reports from its own thread
 
     def __call__(self, rec: dict[str, Any]) -> None:
+        with self.lock:
+            self._take(rec)
+
+    def _take(self, rec: dict[str, Any]) -> None:
         if self.echo:
             _progress(rec)
         ev, st = rec.get("event"), self.state
-        peer = rec.get("suite") == "peer"
-        if ev == "plan":
+        if rec.get("suite") == "peer":  # the peer's worker
+            if ev == "baseline":
+                self.peer_done = 0
+            elif ev == "result":
+                self.peer_done += 1
+            elif ev == "done":
+                st["peer"] = "done"
+            if ev in ("baseline", "result"):
+                st["peer"] = f"mutants {self.peer_done}/{st['total']}"
+        elif ev == "plan":
             st.update(total=rec["mutants"], phase="baseline")
         elif ev == "peer":
-            st.update(phase="peer baseline", done=0)
+            st["peer"] = "baseline"
         elif ev == "baseline":
-            st.update(phase="peer mutants" if peer else "mutants", done=0)
+            st.update(phase="mutants", done=0)
         elif ev == "result":
-            phase = (
-                "peer mutants"
-                if peer
-                else {1: "mutants", 2: "recheck"}.get(rec["pass"], "seed recheck")
-            )
+            phase = {1: "mutants", 2: "recheck"}.get(rec["pass"], "seed recheck")
             st.update(phase=phase, done=st["done"] + 1 if st["phase"] == phase else 1)
+        elif ev == "done":
+            st.update(phase="finishing")
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(st))
         tmp.replace(self.path)

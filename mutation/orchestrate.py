@@ -17,6 +17,7 @@ import fnmatch
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -170,6 +171,28 @@ def fixed_tree(
 def _has_edits(fix: Any, version: str) -> bool:
     form = fix.form_for(version)
     return form is not None and not form.reason and bool(form.edits or form.patch)
+
+
+def _run_ours(
+    plan: engine.Plan,
+    cfg: Any,
+    to_run: list[engine.Mutant],
+    work: Path,
+    tests_arg: str,
+    jobs: int,
+    recheck: str,
+    progress: Callable[[dict[str, Any]], None] | None,
+    modules: list[str],
+    seeds: Sequence[int],
+    found: Resolved,
+) -> dict[str, Any]:
+    """The ctxaudit suite against the mutants not reused from the cache (their baseline)."""
+    if not to_run:
+        return {}
+    return driver.run_worker(
+        plan, cfg, to_run, work, tests_arg, jobs, recheck, progress, modules,
+        seeds=seeds, runtime=found.runtime,
+    )  # fmt: skip
 
 
 def _matches(m: engine.Mutant, pattern: str) -> bool:
@@ -333,30 +356,36 @@ def _run(
     baseline: dict[str, Any] = {}
     if progress and reused:
         progress({"event": "cache", "reused": len(reused), "run": len(to_run)})
-    if to_run:
-        baseline = driver.run_worker(
-            plan,
-            cfg,
-            to_run,
-            work,
-            tests_arg,
-            jobs,
-            recheck,
-            progress,
-            modules,
-            seeds=seeds,
-            runtime=found.runtime,
+    # the peer runs beside the suite's own mutant runs: it mostly waits on its tests'
+    # sleeps and subprocesses, so the two together take little more than the longer one
+    peer_box: dict[str, Any] = {}
+    peer_thread = None
+    if peer and selected:
+
+        def _peer() -> None:
+            try:
+                peer_box["doc"] = run_peer(
+                    target, tree_or_spec, plan, cfg, selected, work, modules, jobs, progress
+                )
+            except Exception as exc:  # run_peer reports its own errors; anything else too
+                peer_box["doc"] = {"error": f"the peer run failed: {exc!r}"}
+
+        peer_thread = threading.Thread(target=_peer, name="mutation-peer", daemon=True)
+        peer_thread.start()
+    try:
+        baseline = _run_ours(
+            plan, cfg, to_run, work, tests_arg, jobs, recheck, progress, modules, seeds, found
         )
+    finally:
+        if peer_thread is not None:
+            peer_thread.join()
+    if to_run:
         if vcache is not None:
             vcache.store(to_run)
             vcache.put(BASELINE_ENTRY, {"failing": baseline.get("failing", [])})
     elif vcache is not None and selected:
         baseline = {"failing": (vcache.get(BASELINE_ENTRY) or {}).get("failing", [])}
-    peer_doc = None
-    if peer and selected:
-        peer_doc = run_peer(
-            target, tree_or_spec, plan, cfg, selected, work, modules, jobs, progress
-        )
+    peer_doc = peer_box.get("doc")
     cov = None
     if coverage and i == 1:
         cov = engine.branch_coverage(plan, cfg, str(root), work)
