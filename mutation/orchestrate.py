@@ -14,6 +14,7 @@ Python API (what ``ctxaudit audit`` calls)::
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from ctxaudit.suite import commit as suite_commit
 from mutation import cache as verdict_cache
@@ -32,6 +33,9 @@ from mutation.engine import REPO, SHARD_FORMAT, MutationError
 from mutation.peer import merge_peer, run_peer
 
 __all__ = ["MutationError", "MutationResult", "merge", "resolve_target", "run"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: the cache entry that keeps the baseline's failing tests for a run that reused everything
 BASELINE_ENTRY = "<baseline>"
@@ -211,20 +215,24 @@ def _project_version() -> str:
     return str(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"])
 
 
-def run(
-    target: str, tree_or_spec: str | None, out_dir: Path, *args: Any, **kw: Any
-) -> MutationResult:
-    """Mutate ``target`` and run its suite against every mutant (:func:`_run`). With
-    ``fixes`` the known findings' regions left out (``CTXAUDIT_FINDINGS``) lose the fixed
-    ones for the run; the environment is as before afterwards."""
-    saved = os.environ.get("CTXAUDIT_FINDINGS")
-    try:
-        return _run(target, tree_or_spec, out_dir, *args, **kw)
-    finally:
-        if saved is None:
-            os.environ.pop("CTXAUDIT_FINDINGS", None)
-        else:
-            os.environ["CTXAUDIT_FINDINGS"] = saved
+def _restores_env(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """The environment variable ``name`` is as it was after the call, whatever it did."""
+
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def call(*args: P.args, **kw: P.kwargs) -> R:
+            saved = os.environ.get(name)
+            try:
+                return fn(*args, **kw)
+            finally:
+                if saved is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = saved
+
+        return call
+
+    return wrap
 
 
 def _leave_out_unfixed(target: str, version: str, applied: Sequence[str]) -> None:
@@ -242,7 +250,8 @@ def _leave_out_unfixed(target: str, version: str, applied: Sequence[str]) -> Non
     os.environ["CTXAUDIT_FINDINGS"] = ",".join(i for i in ids if i not in applied) or "none"
 
 
-def _run(
+@_restores_env("CTXAUDIT_FINDINGS")  # --fix: the fixed findings' regions are checked
+def run(
     target: str,
     tree_or_spec: str | None,
     out_dir: Path,
