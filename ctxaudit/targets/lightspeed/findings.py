@@ -138,6 +138,15 @@ def _unstored(s: Situation) -> bool:
     return not s.plan.request.store
 
 
+#: the items llama-stack 0.6.0's Conversations API lists when no limit is given
+FIRST_PAGE = 20
+
+
+def _past_first_page(s: Situation) -> bool:
+    """The conversation holds more items than the server's first page."""
+    return sum(len(turn.items) for turn in s.turns) > FIRST_PAGE
+
+
 FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="LS-QUERY-COMPACTED-FAILS",
@@ -300,6 +309,23 @@ FINDINGS: tuple[Finding, ...] = (
         region="path streaming_query, interrupted through the tree's interrupt endpoint",
         in_region=_interrupted,
         registered=frozenset({"0.6.0", "0.7.0rc1", MAIN}),
+    ),
+    Finding(
+        id="LS-ITEMS-FIRST-PAGE",
+        prop="C1",
+        summary=(
+            "on the 0.6 line a conversation's items past the first 20 are never read: the "
+            "tree lists them through the Conversations API and follows has_more, which "
+            "llama-stack 0.6.0 always sets false after at most `limit` items (20 by "
+            "default), ignoring `after`; so a conversation longer than ten turns is "
+            "estimated on its first 20 items, and compaction comes late or never (the "
+            "fully fixed 0.6.1 sent all 31 items of a 15-turn conversation the model "
+            "compacts at an estimate of 104). OGX 1.0.2, which the 0.7 line uses, "
+            "paginates"
+        ),
+        region=f"the conversation holds more than {FIRST_PAGE} items",
+        in_region=_past_first_page,
+        registered=RELEASE_06,
     ),
 )
 

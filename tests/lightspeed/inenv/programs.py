@@ -113,6 +113,17 @@ def a2a_compacted(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="a2a", send=Send(size="over_limit"))
 
 
+def past_first_page(state: LightspeedMachine) -> None:
+    """Short /v1/responses turns with one-chunk answers until the model compacts: the
+    conversation then holds more than 20 items, and its first compaction is due only
+    by the count of every item."""
+    conv = state.first_conversation()
+    for _ in range(20):
+        state.request(conv=conv, path="responses", send=Send(chunks=1))
+        if any(turn.marker is not None for turn in state.convs[conv]):
+            return  # compacted, and nothing after it
+
+
 PROGRAMS: dict[str, Program] = {
     "LS-QUERY-COMPACTED-FAILS": query_compacted,
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
@@ -126,6 +137,7 @@ PROGRAMS: dict[str, Program] = {
     "LS-FAILED-WRITE-FAILS-STREAM": stream_write_fails,
     "LS-INTERRUPT-TURN-LOST": interrupted,
     "LS-A2A-COMPACTED-TURN-LOST": a2a_compacted,
+    "LS-ITEMS-FIRST-PAGE": past_first_page,
 }
 
 
