@@ -83,15 +83,20 @@ def continued_over_limit(state: LightspeedMachine) -> None:
 
 
 def stream_write_fails(state: LightspeedMachine) -> None:
-    """A short turn, then a streamed /v1/responses one token over the limit whose write fails.
-
-    The fold writes its summary marker before the stream starts; the conversation
-    store refuses it.
+    """A short turn, then a streamed /v1/responses one token over the limit whose write
+    fails; then, in a new conversation, a streamed /v1/responses the tree blocks, whose
+    write fails too. The region's two halves: the fold writes its summary marker before
+    the stream starts, a blocked request its refusal turn; the store refuses each.
     """
     conv = state.first_conversation()
     state.request(conv=conv, path="responses", send=Send())
     state.request(
         conv=conv, path="responses_stream", send=Send(size="over_limit", write_fails=True)
+    )
+    state.request(
+        conv=state.new_conversation(),
+        path="responses_stream",
+        send=Send(ending="blocked", write_fails=True),
     )
 
 
