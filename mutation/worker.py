@@ -218,6 +218,13 @@ class Plugin:
                 }
             )
         if not by_function and not plan.get("allow_unreached"):
+            if failing and not usable:  # not a path problem: the suite fails unmutated
+                shown = ", ".join(sorted(failing)[:3]) + (" ..." if len(failing) > 3 else "")
+                raise SystemExit(
+                    f"mutation worker: every test fails on the unmutated tree ({shown}), so no "
+                    "mutant can be judged; run the suite on the tree (the mutation profile) "
+                    "and mend or record the failure first"
+                )
             raise SystemExit(
                 "mutation worker: no test reached a mutated function - is the target "
                 "imported from the work copy?"

@@ -146,3 +146,31 @@ def test_peer_suite_runs_the_same_mutants_with_other_tests(tmp_path: Path):
     assert [m.status for m in wanted] == ["killed", "survived", "no-coverage"]
     assert base["failing"] == ["tests/test_broken.py::test_needs"]
     assert (work / "peer-worker.log").exists() and (work / "peer-results.jsonl").exists()
+
+
+def test_a_suite_that_fails_unmutated_is_named_as_such(tmp_path: Path):
+    """Every test failing on the unmutated tree is not a path problem: the worker says
+    the suite fails there (as on the fully fixed lightspeed-stack main, where the
+    mutation profile's examples found an S7 failure), and names the tests."""
+    import pytest
+
+    from mutation.engine import MutationError
+
+    root = toy_tree(tmp_path)
+    tests = tmp_path / "toytests"
+    tests.mkdir()
+    (tests / "test_toy.py").write_text(
+        "from toypkg.meter import Meter\n\n\ndef test_add():\n    assert Meter().add(4)\n"
+    )
+    cfg = TargetConfig(
+        name="toy", package="toypkg", tests=(str(tests),),
+        pytest_args=("-p", "no:hypothesispytest"), files=(("toypkg/*.py", ("*",)),),
+    )  # fmt: skip
+    plan = engine.build_plan("toy", cfg, root, "0")
+    one = [next(m for m in plan.mutants if m.function == "Meter.add")]
+    work = tmp_path / "work"
+    modules = engine.write_work_tree(plan, {m.id for m in one}, work, "toypkg")
+    with pytest.raises(MutationError, match=r"every test fails on the unmutated tree \(.*test_add"):
+        driver.run_worker(
+            plan, cfg, one, work, "", jobs=1, recheck="none", progress=None, modules=modules
+        )
