@@ -248,6 +248,8 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
             "shards": doc.get("shards", 1),
             "suite": doc.get("suite"),
             "peer": peer_summary(doc),
+            # the fixes applied to the mutated tree (--fix; empty: the released tree)
+            "fixes": doc.get("fixes") or [],
         },
     }
 

@@ -107,6 +107,8 @@ class MutationSummary:
     md_path: Path | None
     #: the same mutants against the target's own tests (mutation.json config.peer)
     peer: dict[str, Any] | None = None
+    #: the fixes applied to the mutated tree (``--mutate fixed``); empty: the released one
+    fixes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -399,6 +401,7 @@ def load_mutation(path: Path) -> MutationSummary:
         json_path=path,
         md_path=md if md.exists() else None,
         peer=(mte.get("config") or {}).get("peer") or None,
+        fixes=tuple((mte.get("config") or {}).get("fixes") or ()),
     )
 
 

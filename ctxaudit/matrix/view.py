@@ -238,9 +238,10 @@ class View:
         mu = v.mutation
         if mu is None or mu.gate_passed is None:
             return None
+        on = f" on the fully fixed tree ({len(mu.fixes)} fixes)" if mu.fixes else ""
         if mu.gate_passed:
-            return "gate passed"
-        return f"gate FAILED: {mu.gate_failures} gated mutants not killed"
+            return f"gate passed{on}"
+        return f"gate FAILED{on}: {mu.gate_failures} gated mutants not killed"
 
     @staticmethod
     def anchor(v: VersionReport) -> str:

@@ -168,6 +168,24 @@ def test_scores_per_kind_from_mutation_json(m: matrix.Matrix) -> None:
     assert mu.md_path is not None and mu.md_path.name == "mutation.md"
     ledger = _by(m, "git-abc1234").mutation
     assert ledger is not None and ledger.md_path is None
+    assert mu.fixes == () and "fixed" not in (matrix.View.gate(_by(m, "0.17.1")) or "")
+
+
+def test_a_fixed_tree_mutation_run_says_so(reports: Path, tmp_path: Path) -> None:
+    """``--mutate fixed``: the gate the matrix shows names the tree it was decided on."""
+    copy = tmp_path / "reports"
+    shutil.copytree(reports / "gitreins-0.17.1", copy / "gitreins-0.17.1")
+    path = copy / "gitreins-0.17.1" / "mutation.json"
+    mte = json.loads(path.read_text())
+    mte["config"]["fixes"] = ["GR-V2-UNLIMITED-COMPACTS", "GR-B6-DECIMAL-TIME"]
+    path.write_text(json.dumps(mte))
+    (v,) = matrix.build(matrix.find_reports(copy)).versions
+    assert v.mutation is not None and len(v.mutation.fixes) == 2
+    gate = matrix.View.gate(v)
+    assert gate == "gate FAILED on the fully fixed tree (2 fixes): 3 gated mutants not killed"
+    md, page = matrix.write(matrix.build(matrix.find_reports(copy)), copy)
+    assert "on the fully fixed tree (2 fixes)" in md.read_text()
+    assert "mutated: the fully fixed tree, 2 fixes" in page.read_text()
 
 
 def test_scores_agree_with_mutation_report(m: matrix.Matrix, reports: Path) -> None:
