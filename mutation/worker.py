@@ -217,7 +217,9 @@ class Plugin:
                     },
                 }
             )
-        if not by_function and not plan.get("allow_unreached"):
+        # a mutant whose function only subprocess tests reach (also_tests) is still judged
+        reached_elsewhere = any(mu.get("also_tests") for mu in plan["mutants"])
+        if not by_function and not reached_elsewhere and not plan.get("allow_unreached"):
             if failing and not usable:  # not a path problem: the suite fails unmutated
                 shown = ", ".join(sorted(failing)[:3]) + (" ..." if len(failing) > 3 else "")
                 raise SystemExit(

@@ -173,6 +173,10 @@ def cases_per_example() -> int:
         {"cap": "1.5/2k"},
     ]
 )
+@example(  # every unit once with a decimal: under a second's whole, and a whole result
+    batch=[{"max_time": f"1.5{unit}"} for unit in TIME_UNITS]
+    + [{"max_time": f"0.5 {unit}"} for unit in TIME_UNITS]
+)
 @example(  # every unit of the grammar once, whole numbers
     batch=[{"max_time": f"2{unit}"} for unit in TIME_UNITS]
     + [{"max_time": f"3 {unit}"} for unit in TIME_UNITS]
