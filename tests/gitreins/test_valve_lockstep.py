@@ -57,7 +57,7 @@ def valve_configs(version: str) -> st.SearchStrategy[ValveConfig]:
     skip = findings.excluded_regions("gitreins", version, "valve-config")
     caps = st.builds(
         Caps,
-        max_iterations=st.sampled_from([-1.0, 2.5, 4.0, 12.0, 40.0]),
+        max_iterations=st.sampled_from([-1.0, 0.0, 2.5, 4.0, 12.0, 40.0]),  # <= 0: no cap
         max_input_tokens=st.sampled_from([-1, 0, 20, 100, 1000, 5000, 100_000]),  # V2: <= 0
         max_output_tokens=st.sampled_from([-1, 50, 400, 5000]),
         tool_call_weight=st.sampled_from([0.1, 0.5]),
