@@ -232,9 +232,10 @@ def test_b3_no_llm_call_once_a_tool_call_brings_the_credit_to_the_cap(
     gitreins: GitreinsModules,
 ) -> None:
     """max_iterations 2, a tool call weighs 1: the first answer's one tool call brings
-    the credit to exactly 2, so the LLM is not called again (B3, docs/properties.md). GR-B3-LOOP-CALL-AT-CAP's region, so checked only
-    where that finding does not reproduce (its fixed tree). Killed: there, the fix's
-    guard 'max_iterations <= credit' turned '<' (the LLM is called at the cap)."""
+    the credit to exactly 2, so the LLM is not called again (B3, docs/properties.md).
+    GR-B3-LOOP-CALL-AT-CAP's region, so checked only where that finding does not
+    reproduce (its fixed tree). Killed: there, the fix's guard 'max_iterations <=
+    credit' turned '<' (the LLM is called at the cap)."""
     if any(
         f.id == "GR-B3-LOOP-CALL-AT-CAP"
         for f in findings.registered("gitreins", gitreins.tree.version)
