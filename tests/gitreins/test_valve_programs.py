@@ -228,6 +228,30 @@ def test_b3_no_iteration_cap_in_the_loop(gitreins: GitreinsModules, max_iteratio
 
 
 @pytest.mark.properties("B3")
+@pytest.mark.parametrize("max_iterations", [3.0, 4.0])
+def test_b3_every_call_below_the_cap_is_made(
+    gitreins: GitreinsModules, max_iterations: float
+) -> None:
+    """A tool call weighs 0.1: answers that each call one tool leave the credit below the
+    cap until the LLM call that reaches it, so the LLM is called max_iterations times and
+    the run ends at that call's tool call (B3: only a credit at the cap refuses a call).
+    Killed: the loop's own call counter started at 1, or counting 2 per call, which end
+    the run early with gitreins' 'iteration cap' (seen on the fully fixed 0.17.1, where
+    only gitreins' own tests killed them)."""
+    caps = Caps(max_iterations=max_iterations, tool_call_weight=0.1, max_input_tokens=10**6)
+    steps = [Answer(prompt=1, writes=(None,))] * int(max_iterations) + [Answer(prompt=1)]
+    seen = replay(gitreins, caps, steps=steps)
+    model = Valve.start(ValveConfig(caps=caps))
+    for n, (step, obs) in enumerate(zip(steps, seen[1:], strict=False), 1):
+        model = model.answer(step)
+        assert same(model.pending, obs), (
+            f"B3: max_iterations {max_iterations}, after answer {n} the model says "
+            f"{model.pending!r}, the target {obs!r:.200}"
+        )
+    assert isinstance(model.pending, Ended), model.pending
+
+
+@pytest.mark.properties("B3")
 def test_b3_no_llm_call_once_a_tool_call_brings_the_credit_to_the_cap(
     gitreins: GitreinsModules,
 ) -> None:
