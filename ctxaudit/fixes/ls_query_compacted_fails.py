@@ -30,6 +30,14 @@ _RETURN_06 = (
 _RUN_07 = "        run_result = await agent.run(prompt)\n"
 
 
+def _store_summary(indent: str) -> str:
+    """Lines that store the compacted turn: the original input and the summary's answer."""
+    return store_turn(
+        indent, "client", "responses_params.conversation", "_original_input",
+        "turn_summary.llm_response",
+    )  # fmt: skip
+
+
 def _store_before_return(api: str, run_old: str, run_new: str) -> tuple[Edit, ...]:
     """The 0.6 and 0.7 lines' edits: explicit input before the run, the turn stored
     before the summary is returned (``api``: where ``OpenAIResponseMessage`` comes from)."""
@@ -41,13 +49,7 @@ def _store_before_return(api: str, run_old: str, run_new: str) -> tuple[Edit, ..
             _RETURN_06,
             _RETURN_06.replace("    return ", "    turn_summary = ", 1)
             + "    if _original_input is not None:  # compacted: the server does not store it\n"
-            + store_turn(
-                "        ",
-                "client",
-                "responses_params.conversation",
-                "_original_input",
-                "turn_summary.llm_response",
-            )
+            + _store_summary("        ")
             + "    return turn_summary\n",
         ),
     )
@@ -68,13 +70,7 @@ FIX = Fix(
                     _BUILT.split("\n\n")[0]
                     + "\n"
                     + "        if _original_input is not None:  # compacted: OGX does not store it\n"
-                    + store_turn(
-                        "            ",
-                        "client",
-                        "responses_params.conversation",
-                        "_original_input",
-                        "turn_summary.llm_response",
-                    )
+                    + _store_summary("            ")
                     + "\n"
                     + _BUILT.split("\n\n")[1],
                 ),
