@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import targets
+from ctxaudit import atomic, targets
 from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.target_report import Finding, TargetReport, heading, judge
 from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
@@ -94,7 +94,8 @@ def _pytest(
         if process is not None:
             python, base_env = process
         cmd = [python, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
-        cmd += ["-p", "ctxaudit.pytest_results", "--show-capture=no", "--tb=long"]
+        cmd += ["-p", "ctxaudit.pytest_results", "-p", "ctxaudit.pytest_outcomes"]
+        cmd += ["--show-capture=no", "--tb=long"]
         cmd += [f"--ignore={p}" for p in _not_per_target()]
         cmd += kind.suite_args(target.spec)
         if seed is not None:
@@ -114,9 +115,24 @@ def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[st
         check = targets.get(target.kind).findings_check(target, Path(tmp))
         if check is None:
             return []
-        _, tests, _, _ = _pytest(target, list(check.paths), "ci", None, dict(check.env), ticker)
+        status, tests, output, _ = _pytest(
+            target, list(check.paths), "ci", None, dict(check.env), ticker
+        )
         outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
-        return check.read(outcome)
+        unchecked = {t["nodeid"]: t["could_not_check"] for t in tests if t.get("could_not_check")}
+        known = check.read(outcome)
+        if status not in (0, 1) or not tests:
+            why = "the known findings' check did not run: " + _tail(output)
+            unchecked = {k["repro"]: why for k in known}
+        for entry in known:
+            why = entry.get("could_not_check") or unchecked.get(entry["repro"])
+            if why:  # neither reproduces nor does not: ctxaudit could not tell
+                entry.update(affects=False, could_not_check=why)
+        return known
+
+
+def _tail(output: str, lines: int = 5) -> str:
+    return " | ".join(output.strip().splitlines()[-lines:]) or "(no output)"
 
 
 def run_target(
@@ -156,10 +172,12 @@ def run_target(
         known=known,
     )
     if status not in (0, 1) or not tests:
-        tail = output.strip().splitlines()[-5:]
-        report.findings.append(Finding([], "the suite did not run: " + " | ".join(tail), "-", ""))
+        why = f"the suite did not run (pytest exit {status}): {_tail(output)}"
+        report.unchecked.append({"nodeid": "-", "properties": list(kind.properties), "why": why})
     judge(report, dict(kind.properties))
-    if kind.fix_audit and tests and os.environ.get("CTXAUDIT_FIXES") != "0":
+    # a tree ctxaudit could not drive at all has nothing a fix could be verified against
+    drove = any(t["outcome"] == "passed" for t in tests)
+    if kind.fix_audit and drove and tests and os.environ.get("CTXAUDIT_FIXES") != "0":
         run_fix_audit(target, report, out_root, phase("fixes"), fixed_seeds)
     write_reports(report, out_root)
     return report
@@ -252,10 +270,11 @@ def write_reports(report: TargetReport, out_root: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     payload = asdict(report)
     payload["ok"] = report.ok
+    payload["outcome"] = report.outcome
     payload.pop("tests")
     payload["tests"] = [{k: v for k, v in t.items() if k != "longrepr"} for t in report.tests]
-    (out / "findings.json").write_text(json.dumps(payload, indent=2) + "\n")
-    (out / "findings.md").write_text(render_markdown(report))
+    atomic.write_text(out / "findings.json", json.dumps(payload, indent=2) + "\n")
+    atomic.write_text(out / "findings.md", render_markdown(report))
     return out
 
 

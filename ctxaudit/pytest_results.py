@@ -1,6 +1,7 @@
 """pytest plugin used by the audit: writes each test's outcome, the properties
-it checks (``@pytest.mark.properties``) and its failure text to a JSON file
-named by ``CTXAUDIT_RESULTS``."""
+it checks (``@pytest.mark.properties``), its failure text and, when ctxaudit could not
+check it (``ctxaudit/pytest_outcomes.py``), why, to a JSON file named by
+``CTXAUDIT_RESULTS``."""
 
 from __future__ import annotations
 
@@ -18,11 +19,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     props: list[str] = []
     replayed: dict[str, Any] | None = None
+    unchecked: str | None = None
     for name, args in getattr(report, "user_properties", []):
         if name == "properties":
             props = list(args)
         elif name == "replay":  # ctxaudit.replay: how the replay of a shrunk example went
             replayed = dict(args)
+        elif name == "could_not_check":  # ctxaudit.pytest_outcomes: ctxaudit's own error
+            unchecked = str(args)
     _results.append(
         {
             "nodeid": report.nodeid,
@@ -33,6 +37,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "longrepr": str(report.longrepr) if report.failed else "",
         }
         | ({"replay": replayed} if replayed is not None else {})
+        | ({"could_not_check": unchecked} if unchecked is not None else {})
     )
 
 
@@ -46,5 +51,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = os.environ.get("CTXAUDIT_RESULTS")
     if path:
-        with open(path, "w") as fh:
-            json.dump({"exitstatus": int(exitstatus), "tests": _results}, fh, indent=1)
+        from pathlib import Path
+
+        from ctxaudit import atomic
+
+        payload = {"exitstatus": int(exitstatus), "tests": _results}
+        atomic.write_text(Path(path), json.dumps(payload, indent=1))

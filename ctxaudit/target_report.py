@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS, NOT_CHECKED
 from ctxaudit.suite import commit as suite_commit
 
 _PROP_RE = re.compile(r"^((?:[BVSC]\d+)(?:/[BVSC]\d+)*)\b")
@@ -47,33 +48,71 @@ class TargetReport:
     fixes: list[dict[str, Any]] = field(default_factory=list)
     attributed: list[Finding] = field(default_factory=list)
     fixed: dict[str, Any] = field(default_factory=dict)
+    # what ctxaudit could not check: {"nodeid", "properties", "why"} per test (its own
+    # error, a tree it cannot drive, an environment that does not build, a suite that
+    # did not run); never findings
+    unchecked: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """Every property holds. (Known findings count: a version they affect fails.)"""
-        return self.exit_status == 0 and all(v != "fails" for v in self.verdicts.values())
+        return (
+            self.exit_status == 0
+            and not self.unchecked
+            and all(v == HOLDS or v == NOT_CHECKED for v in self.verdicts.values())
+        )
+
+    @property
+    def outcome(self) -> str:
+        """The version's outcome: ``fails`` when the target breaks a property (a finding,
+        known or new), else ``could not check`` when ctxaudit could not check something,
+        else ``holds``."""
+        if any(v == FAILS for v in self.verdicts.values()):
+            return FAILS
+        if self.unchecked or any(v == COULD_NOT_CHECK for v in self.verdicts.values()):
+            return COULD_NOT_CHECK
+        return HOLDS
 
 
 def judge(report: TargetReport, props: dict[str, str]) -> None:
     """Each of ``props``: fails (a known finding affects it or a test found a failure),
-    holds (a test checked it) or not checked. Adds the tests' findings to the report."""
+    could not check (a test of it, or a known finding's check, ended in ctxaudit's own
+    error), holds (a test checked it) or not checked. Adds the tests' findings to the
+    report; a test ctxaudit could not check goes to ``report.unchecked``, never to the
+    findings."""
     checked: set[str] = set()
     failed: set[str] = {
         prop for k in report.known if k["affects"] for prop in k["property"].split("/")
     }
+    unchecked: set[str] = set()
+    for k in report.known:
+        if k.get("could_not_check"):
+            unchecked.update(k["property"].split("/"))
+            report.unchecked.append(
+                {"nodeid": k["repro"], "properties": k["property"].split("/"),
+                 "why": f"known finding {k['id']}: {k['could_not_check']}"}
+            )  # fmt: skip
     for test in report.tests:
         checked.update(test["properties"])
-        if test["outcome"] == "failed":
+        if test.get("could_not_check"):
+            unchecked.update(test["properties"])
+            report.unchecked.append(
+                {"nodeid": test["nodeid"], "properties": list(test["properties"]),
+                 "why": test["could_not_check"]}
+            )  # fmt: skip
+        elif test["outcome"] == "failed":
             for f in extract_findings(test):
                 report.findings.append(f)
                 failed.update(f.properties)
     for prop in props:
         if prop in failed:
-            report.verdicts[prop] = "fails"
+            report.verdicts[prop] = FAILS
+        elif prop in unchecked:
+            report.verdicts[prop] = COULD_NOT_CHECK
         elif prop in checked:
-            report.verdicts[prop] = "holds"
+            report.verdicts[prop] = HOLDS
         else:
-            report.verdicts[prop] = "not checked"
+            report.verdicts[prop] = NOT_CHECKED
 
 
 def _clean(text: str) -> str:

@@ -8,6 +8,9 @@ import pytest
 
 from ctxaudit import failure_output, profiles
 
+#: a failure that is ctxaudit's own error is an ERROR ("could not check"), not a finding
+pytest_plugins = ["ctxaudit.pytest_outcomes"]
+
 _PROFILE = profiles.load_from_env()
 
 

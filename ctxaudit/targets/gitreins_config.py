@@ -27,8 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxaudit.outcomes import CouldNotCheck, could_not_check
+
 MEMORY_LIMIT = 1536 * 2**20  # bytes of address space for the child
-TIMEOUT = 60.0
+#: CPU seconds a case may use: a target that loops for ever is stopped by the kernel
+#: (SIGXCPU) after this much of its own work, however loaded the machine is, and that
+#: is a finding; a case needs well under a second
+CPU_LIMIT = 30
+#: wall seconds after which the parent stops waiting: only a child that gets no CPU at
+#: all can reach it, so it is ctxaudit's failure to run the case, never a verdict
+TIMEOUT = 900.0
+#: the first word of a child's answer when its failure is ctxaudit's own error
+HARNESS = "HARNESS "
 
 
 @dataclass(frozen=True)
@@ -60,12 +70,44 @@ def _child_run(args: list[str]) -> tuple[Any, str | None]:
             env=_child_env_from(dict(os.environ)),
         )
     except subprocess.TimeoutExpired:
-        return None, f"killed: no answer within {TIMEOUT:.0f}s"
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        raise CouldNotCheck(f"the case's child gave no answer within {TIMEOUT:.0f} s") from None
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("RESULT ", HARNESS))]
+    if lines and lines[-1].startswith(HARNESS):
+        raise CouldNotCheck("in the case's child: " + lines[-1].removeprefix(HARNESS))
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        return None, f"killed: exit {proc.returncode}: {tail}"
+        return None, _died(proc.returncode, tail)
     return json.loads(lines[-1].removeprefix("RESULT ")), None
+
+
+def _died(code: int, text: str) -> str:
+    """Why a case gave no result, when the target is why: it raised, or looped past the
+    CPU limit. A child killed by any other signal was killed from outside: ctxaudit could
+    not run the case (raises CouldNotCheck)."""
+    if code == -signal.SIGXCPU:
+        return f"killed: used {CPU_LIMIT} s of CPU without an answer"
+    if code < 0:
+        name = signal.Signals(-code).name
+        raise CouldNotCheck(f"the case's child was killed by {name} from outside")
+    return f"killed: exit {code}: {text}"
+
+
+def _limit(vsize: int = 0) -> None:
+    """The child's limits: address space, and CPU time (a hang is the target's)."""
+    resource.setrlimit(resource.RLIMIT_AS, (vsize + MEMORY_LIMIT, vsize + MEMORY_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 5))
+
+
+def _answer(args: list[str]) -> tuple[str, int]:
+    """The child's answer line and exit code: its result; what the target raised (exit 1,
+    the case's result says it); or ctxaudit's own error (``HARNESS``, exit 3)."""
+    try:
+        return "RESULT " + json.dumps(_work(args)), 0
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        why = could_not_check(exc)
+        if why is not None:
+            return HARNESS + why[:500], 3
+        return f"{type(exc).__name__}: {exc}"[:300], 1
 
 
 def _can_fork(root: Path) -> bool:
@@ -90,17 +132,14 @@ def _forked_run(args: list[str]) -> tuple[Any, str | None]:
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller's code
-        code = 0
         try:
             os.close(rfd)
             for name in [k for k in os.environ if k.startswith("GITREINS_")]:
                 del os.environ[name]
-            vsize = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
-            limit = vsize + MEMORY_LIMIT
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            payload = "RESULT " + json.dumps(_work(args))
+            _limit(int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize())
+            payload, code = _answer(args)
         except BaseException as exc:  # noqa: BLE001 - reported to the parent
-            payload, code = f"{type(exc).__name__}: {exc}"[:300], 1
+            payload, code = HARNESS + f"{type(exc).__name__}: {exc}"[:300], 3
         data = memoryview(payload.encode())
         while data:
             data = data[os.write(wfd, data) :]
@@ -114,7 +153,7 @@ def _forked_run(args: list[str]) -> tuple[Any, str | None]:
             if left <= 0 or not select.select([pipe], [], [], left)[0]:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return None, f"killed: no answer within {TIMEOUT:.0f}s"
+                raise CouldNotCheck(f"the case's child gave no answer within {TIMEOUT:.0f} s")
             chunk = os.read(pipe.fileno(), 65536)
             if not chunk:
                 break
@@ -122,8 +161,10 @@ def _forked_run(args: list[str]) -> tuple[Any, str | None]:
     _pid, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     text = b"".join(chunks).decode(errors="replace")
+    if text.startswith(HARNESS):
+        raise CouldNotCheck("in the case's child: " + text.removeprefix(HARNESS))
     if code != 0 or not text.startswith("RESULT "):
-        return None, f"killed: exit {code}: {text.strip() or '?'}"
+        return None, _died(code, text.strip() or "?")
     return json.loads(text.removeprefix("RESULT ")), None
 
 
@@ -241,9 +282,9 @@ def _child(root: str, case: dict[str, Any]) -> ConfigResult:
 
 
 if __name__ == "__main__":
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    if sys.argv[2] == "caps":
-        print("RESULT " + json.dumps(_caps_child(sys.argv[1], json.loads(sys.argv[3]))), flush=True)
-    else:
-        result = _child(sys.argv[1], json.loads(sys.argv[2]))
-        print("RESULT " + json.dumps(result.__dict__), flush=True)
+    _limit()
+    line, status = _answer(sys.argv[1:])
+    print(line, flush=True)
+    if status == 1:
+        print(line, file=sys.stderr, flush=True)
+    sys.exit(status)
