@@ -14,14 +14,18 @@ Tables:
 
 A turn is written in one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``): all
 of its items and its response record, or none of them. Any failure inside the
-transaction rolls it back and surfaces as :class:`WriteFailedError`.
+transaction rolls it back and surfaces as :class:`WriteFailedError`, whose
+``__cause__`` is SQLite's error (``SQLITE_FULL`` on a full disk), also when SQLite
+had already rolled the transaction back by itself.
 
 Writers: :meth:`ConversationStore.append_turn` is the only method that writes
 conversation items (:data:`CONVERSATION_WRITERS`; S8 scans for it).
 
 Failure injection for tests is a subclass, :class:`FaultInjectingStore`, whose
 :meth:`~FaultInjectingStore.fail_next_write` makes the next turn write fail in
-the middle of its transaction, after some items were inserted.
+the middle of its transaction, after some items were inserted, and whose
+:meth:`~FaultInjectingStore.fill_disk` makes every write that needs a new page
+fail as on a full disk.
 """
 
 from __future__ import annotations
@@ -245,16 +249,30 @@ class ConversationStore:
         try:
             yield
         except BaseException as exc:
-            self._conn.execute("ROLLBACK")
+            self._rollback(exc)
             if isinstance(exc, sqlite3.Error):
                 raise WriteFailedError(f"write rolled back: {exc}") from exc
             raise
         try:
             self._conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
+            self._rollback(exc)
             raise WriteFailedError(f"commit failed: {exc}") from exc
+
+    def _rollback(self, error: BaseException) -> None:
+        """Roll back the open transaction after ``error``, unless SQLite already has.
+
+        On some errors (a full disk, an I/O error, no memory) SQLite may roll the
+        whole transaction back by itself; a second ROLLBACK would then raise "no
+        transaction is active" and hide ``error``, the one the caller must see. A
+        ROLLBACK that fails by itself is noted on ``error``, which is still raised.
+        """
+        if not self._conn.in_transaction:
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error as rollback_error:
+            error.add_note(f"and the rollback failed too: {rollback_error}")
 
     # -- seams for failure injection (no-ops here) --------------------------
 
@@ -273,12 +291,38 @@ class FaultInjectingStore(ConversationStore):
     then fails inside its transaction, which is rolled back:
     :class:`WriteFailedError` is raised and no part of the turn remains. Other
     writes (conversations, lone response records) are not affected.
+
+    :meth:`fill_disk` makes the disk full for every write until
+    :meth:`free_disk`: the database may not grow by one more page, so any write
+    that needs a new page fails inside SQLite with ``SQLITE_FULL`` ("database or
+    disk is full"), as on a full disk, and SQLite may roll the transaction back
+    by itself before the store does.
     """
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
         super().__init__(path)
         self._fail_after: int | None = None
         self.faults_fired = 0
+        self._page_limit: int | None = None
+
+    def fill_disk(self) -> int:
+        """No write may add a page to the database from now on; returns the pages it has.
+
+        A write that fits in the room left in the database's pages still
+        succeeds. The limit (``PRAGMA max_page_count``) holds for this store's
+        connection only.
+        """
+        pages = int(self._conn.execute("PRAGMA page_count").fetchone()[0])
+        if self._page_limit is None:
+            self._page_limit = int(self._conn.execute("PRAGMA max_page_count").fetchone()[0])
+        self._conn.execute(f"PRAGMA max_page_count = {pages}")
+        return pages
+
+    def free_disk(self) -> None:
+        """Undo :meth:`fill_disk`: the database may grow again."""
+        if self._page_limit is not None:
+            self._conn.execute(f"PRAGMA max_page_count = {self._page_limit}")
+            self._page_limit = None
 
     def fail_next_write(self, after_items: int = 1) -> None:
         if after_items < 0:
