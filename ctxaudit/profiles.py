@@ -6,9 +6,16 @@ Select with ``--hypothesis-profile=NAME`` (pytest) or ``CTXAUDIT_PROFILE``.
                 a given commit always runs the same examples; no example
                 database, so the verdict does not depend on local state.
                 Shrinking stops after 20 s (SHRINK_SECONDS), outside the audit.
-- ``mutation``  what runs against each mutant: derandomized and small, so a
-                mutant's verdict does not depend on luck or on the order in
-                which mutants ran.
+- ``mutation``  what runs against each mutant: exactly the ``ci`` profile's
+                examples (the same max_examples, stateful_step_count,
+                derandomize and database=None, every phase that generates:
+                explicit, reuse, generate, target), with only the shrink phase
+                off, since a kill needs no minimal example. Hypothesis draws
+                the same examples, in the same order, until the first failure
+                (the shrink phase decides only what happens after it), so a
+                mutant killed under seed 0 of the mutation worker fails the
+                gate's run, and a mutant that survives passes it: the
+                mutation audit states the strength of the suite users run.
 - ``thorough``  the audit's profile: many more examples and longer programs,
                 random seed (printed by pytest's Hypothesis plugin and in the
                 report) and the example database on, so failures replay.
@@ -35,15 +42,14 @@ _COMMON = dict(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
+#: the gate's examples (CI and a developer's ``pytest``)
+_CI = dict(max_examples=60, stateful_step_count=40, derandomize=True, database=None)
+
 PROFILES: dict[str, dict[str, object]] = {
-    "ci": dict(max_examples=60, stateful_step_count=40, derandomize=True, database=None),
-    "mutation": dict(
-        max_examples=40,
-        stateful_step_count=30,
-        derandomize=True,
-        database=None,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking
-    ),
+    "ci": _CI,
+    # the gate's examples without shrinking: Phase.target stays (the valve lockstep
+    # calls hypothesis.target, and the target phase runs inside generation)
+    "mutation": dict(_CI, phases=[p for p in SHRINKING if p is not Phase.shrink]),
     "thorough": dict(max_examples=1000, stateful_step_count=80),
     "dev": dict(max_examples=30, stateful_step_count=20, verbosity=Verbosity.normal),
 }

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ctxaudit.targets.gitreins import GitreinsModules
-from model.budget import Budget
+from model.budget import Budget, Cap
 from model.config import Caps
 from tests.gitreins.test_budget_lockstep import T0, check_report, clock_at
 
@@ -96,3 +96,84 @@ def test_b4_smallest_time_cap(gitreins: GitreinsModules, elapsed: float) -> None
         target.start()
     with clock_at(T0 + elapsed):
         check_report("B4", target.check(), model.hard_caps(elapsed))
+
+
+#: (tool_call_weight, where one LLM call and one tool call leave the credit against a cap
+#: of 2): 1.5 below it, exactly 2 at it, 2.5 past it (each sum exact in binary)
+CREDIT_AGAINST_CAP = {"below": 0.5, "at": 1.0, "past": 1.5}
+
+
+def probe_at_credit(mods: GitreinsModules, where: str, probe: str) -> None:
+    """One LLM call and one tool call bring the credit below, exactly to or past a cap of
+    2; then ``probe`` (a tool call or an LLM call) is made twice. Model and EvalCap agree on
+    every refusal and on the credit after each call."""
+    caps = Caps(max_iterations=2.0, tool_call_weight=CREDIT_AGAINST_CAP[where])
+    model = Budget(caps)
+    target: Any = mods.eval_cap.EvalCap(**caps.model_dump())
+
+    def llm() -> None:
+        nonlocal model
+        model, expected = model.llm_call(
+            prompt=1, completion=1, cache_read=0, cache_write=0, elapsed=0.0
+        )
+        check_report("B3", target.record_llm_call(1, 1), expected)
+
+    def tool() -> None:
+        nonlocal model
+        model, expected = model.tool_call(elapsed=0.0)
+        check_report("B3", target.record_tool_call(), expected)
+
+    llm()
+    tool()
+    assert (target.iteration_credit, model.credit) == (1 + caps.tool_call_weight,) * 2
+    assert model.iterations_exhausted() is (where != "below")
+    for _ in range(2):
+        (tool if probe == "tool" else llm)()
+        assert target.iteration_credit == model.credit, (
+            f"B3: after a {probe} call at a credit {where} the cap EvalCap's credit is "
+            f"{target.iteration_credit}, the model's {model.credit} (a refused call records "
+            "nothing)"
+        )
+
+
+@pytest.mark.properties("B3")
+@pytest.mark.parametrize("where", CREDIT_AGAINST_CAP)
+def test_b3_tool_call_at_exactly_the_cap_is_refused(gitreins: GitreinsModules, where: str) -> None:
+    """B3's boundary for a tool call, seed-free: with the credit exactly at
+    ``max_iterations`` the tool call is refused (>=), one below it is made, past it is
+    refused. The stateful lockstep meets a credit of exactly the cap only when it draws
+    that program. Killed: record_tool_call's ``>=`` turned ``>`` (broken_copies.py
+    b3-tool-call-at-cap-allowed), which the ``ci`` profile's lockstep examples miss."""
+    probe_at_credit(gitreins, where, "tool")
+
+
+@pytest.mark.properties("B3")
+@pytest.mark.parametrize("where", CREDIT_AGAINST_CAP)
+def test_b3_llm_call_at_exactly_the_cap_is_refused(gitreins: GitreinsModules, where: str) -> None:
+    """B3's boundary for an LLM call, as for a tool call above: refused with the credit at
+    the cap or past it, made one below it. Killed: record_llm_call's ``>=`` turned ``>``
+    (broken_copies.py b3-llm-call-at-cap-allowed)."""
+    probe_at_credit(gitreins, where, "llm")
+
+
+@pytest.mark.properties("B3")
+@pytest.mark.parametrize("probe", ["tool", "llm"])
+def test_b3_smallest_iteration_cap(gitreins: GitreinsModules, probe: str) -> None:
+    """B3 with the smallest whole cap: ``max_iterations = 1`` is a cap (> 0) like any
+    other, so after one LLM call (credit 1) the next call is refused. A check that treated
+    caps up to 1 as no cap passes every cap of 2 above. Killed: record_tool_call's
+    ``max_iterations > 0`` turned ``> 1`` (broken_copies.py b3-iteration-cap-of-1-ignored)."""
+    caps = Caps(max_iterations=1.0, tool_call_weight=0.5)
+    model = Budget(caps)
+    target: Any = gitreins.eval_cap.EvalCap(**caps.model_dump())
+    model, expected = model.llm_call(prompt=1, completion=1, cache_read=0, cache_write=0, elapsed=0)
+    check_report("B3", target.record_llm_call(1, 1), expected)
+    if probe == "tool":
+        model, expected = model.tool_call(elapsed=0.0)
+        check_report("B3", target.record_tool_call(), expected)
+    else:
+        model, expected = model.llm_call(
+            prompt=1, completion=1, cache_read=0, cache_write=0, elapsed=0.0
+        )
+        check_report("B3", target.record_llm_call(1, 1), expected)
+    assert expected == {Cap.ITERATIONS} and target.iteration_credit == model.credit == 1.0

@@ -282,6 +282,49 @@ MUTANTS = [
         """estimate > config.token_floor""",
         """estimate >= config.token_floor""",
     ),
+    Mutant(
+        "C1 buffer: `>` -> `>=` (a fold of no turn)",
+        "ledger/compaction.py",
+        """    if last_to_fold > covered:""",
+        """    if last_to_fold >= covered:""",
+    ),
+    Mutant(
+        "C1 buffer: one turn more kept",
+        "ledger/compaction.py",
+        """    last_to_fold = len(numbers) - config.buffer_turns""",
+        """    last_to_fold = len(numbers) - config.buffer_turns - 1""",
+    ),
+    Mutant(
+        "C1 buffer: one turn fewer kept",
+        "ledger/compaction.py",
+        """    last_to_fold = len(numbers) - config.buffer_turns""",
+        """    last_to_fold = len(numbers) - config.buffer_turns + 1""",
+    ),
+    # -- C1's configuration at the edges of its ranges ---------------------------
+    Mutant(
+        "C1 config: a ratio of exactly 1 refused",
+        "ledger/config.py",
+        """threshold_ratio: float = Field(gt=0.0, le=1.0)""",
+        """threshold_ratio: float = Field(gt=0.0, lt=1.0)""",
+    ),
+    Mutant(
+        "C1 config: a window of 1 refused",
+        "ledger/config.py",
+        """context_window: int = Field(gt=0)""",
+        """context_window: int = Field(gt=1)""",
+    ),
+    Mutant(
+        "C1 config: a floor of 0 refused",
+        "ledger/config.py",
+        """token_floor: int = Field(default=0, ge=0)""",
+        """token_floor: int = Field(default=0, gt=0)""",
+    ),
+    Mutant(
+        "C1 config: a buffer of 0 refused",
+        "ledger/config.py",
+        """buffer_turns: int = Field(default=2, ge=0)""",
+        """buffer_turns: int = Field(default=2, gt=0)""",
+    ),
 ]
 
 
