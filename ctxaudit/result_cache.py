@@ -2,7 +2,7 @@
 pure functions of what they read, so a re-audit reuses them while nothing they read
 changed.
 
-``.cache/audit-results/<k[:2]>/<k>.pickle`` where ``k = sha256(json(key))`` and the key
+``.cache/audit-results/<k[:2]>/<k>.json`` where ``k = sha256(json(key))`` and the key
 of a step is:
 
 - ``step``: ``properties`` or ``mutation``;
@@ -22,22 +22,34 @@ to be re-run cheaply pass ``--seed``.
 
 An entry holds what the step returned and the files it wrote under the target's
 report folder (the fix audit's patches, ``mutation.json``/``.md``); reusing it writes
-them back. Entries are written atomically; a missing or broken entry is a miss, so a
-stale entry is never read: any part of the key that changes gives another key.
+them back, only inside that folder. Entries are JSON (a property phase's
+:class:`TargetReport` as its fields, a mutation run as its exit code and output; files
+base64), written atomically, with the sha256 of their canonical JSON beside the content.
+An entry is read only when it parses, its digest matches, its value has the step's shape
+(the report's field types; a mutation exit code that is a verdict, 0 or 1) and its
+files stay inside the report folder; anything else is a miss, said in one line on
+stderr. A missing entry is a silent miss, so a stale entry is never read: any part of
+the key that changes gives another key.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import dataclasses
 import hashlib
 import json
+import math
 import os
-import pickle
+import sys
+import types
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ctxaudit import targets
+from ctxaudit import atomic, targets
 from ctxaudit.profiles import PROFILES
 from ctxaudit.target_report import TargetReport
 from ctxaudit.targets.base import Described
@@ -47,6 +59,133 @@ CACHE_DIR = verdict_cache.REPO / ".cache" / "audit-results"
 #: folders under a target's root that are not part of the target
 SKIP = frozenset({".git", ".venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".hypothesis"})
 FORMAT = 1
+#: the layout of an entry file (the key's ``FORMAT`` is what its value means)
+ENTRY_FORMAT = 2
+STEPS = ("properties", "mutation")
+#: the exit codes of ``python -m mutation`` that are a verdict (gate passes, fails)
+VERDICT_CODES = (0, 1)
+
+
+class InvalidEntry(ValueError):
+    """A step cache entry that cannot be trusted. One line: why."""
+
+
+def _warn(path: Path, why: str) -> None:
+    print(f"ctxaudit: step cache entry {path} ignored ({why}); running the step", file=sys.stderr)
+
+
+def _canonical(content: Any) -> bytes:
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _digest(content: Any) -> str:
+    return hashlib.sha256(_canonical(content)).hexdigest()
+
+
+def _from_json(hint: Any, value: Any, where: str) -> Any:
+    """``value`` (parsed JSON) as the type ``hint`` says: dataclasses rebuilt from their
+    fields, every other value checked. Raises :class:`InvalidEntry` naming ``where``."""
+    if hint is Any:
+        return value
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        for option in typing.get_args(hint):
+            try:
+                return _from_json(option, value, where)
+            except InvalidEntry:
+                continue
+        raise InvalidEntry(f"{where} is {_shown(value)}, not {hint}")
+    if hint is type(None):
+        if value is None:
+            return None
+    elif hint is bool:
+        if isinstance(value, bool):
+            return value
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif hint is float:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and math.isfinite(value):
+            return float(value)
+    elif hint is str:
+        if isinstance(value, str):
+            return value
+    elif origin is list:
+        if isinstance(value, list):
+            (item,) = typing.get_args(hint) or (Any,)
+            return [_from_json(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    elif origin is dict:
+        if isinstance(value, dict):
+            _k, item = typing.get_args(hint) or (str, Any)
+            return {k: _from_json(item, v, f"{where}.{k}") for k, v in value.items()}
+    elif dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if isinstance(value, dict):
+            return _dataclass_from_json(hint, value, where)
+    else:
+        raise InvalidEntry(f"{where}: cannot read a {hint} from JSON")
+    raise InvalidEntry(f"{where} is {_shown(value)}, not {getattr(hint, '__name__', hint)}")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _dataclass_from_json(cls: type, value: dict[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        raise InvalidEntry(f"{where}: unknown fields {unknown}")
+    required = [
+        n
+        for n, f in fields.items()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [n for n in required if n not in value]
+    if missing:
+        raise InvalidEntry(f"{where}: missing fields {missing}")
+    kwargs = {n: _from_json(hints[n], v, f"{where}.{n}") for n, v in value.items()}
+    return cls(**kwargs)
+
+
+def report_to_json(report: TargetReport) -> dict[str, Any]:
+    """A property phase's report as JSON (its fields)."""
+    return dataclasses.asdict(report)
+
+
+def report_from_json(value: Any) -> TargetReport:
+    """The report :func:`report_to_json` made, every field checked against its type."""
+    if not isinstance(value, dict):
+        raise InvalidEntry(f"report is {_shown(value)}, not an object")
+    report: TargetReport = _from_json(TargetReport, value, "report")
+    return report
+
+
+def mutation_from_json(value: Any) -> tuple[int, str]:
+    """A stored mutation run: its exit code (a verdict: 0 or 1) and its output."""
+    if not isinstance(value, dict) or set(value) != {"code", "output"}:
+        raise InvalidEntry(f"mutation value is {_shown(value)}, not {{code, output}}")
+    code, output = value["code"], value["output"]
+    if not (isinstance(code, int) and not isinstance(code, bool) and code in VERDICT_CODES):
+        raise InvalidEntry(f"mutation exit code {_shown(code)} is not a verdict (0 or 1)")
+    if not isinstance(output, str):
+        raise InvalidEntry("mutation output is not text")
+    return code, output
+
+
+def entry_path_error(rel: Any) -> str | None:
+    """Why the relative path ``rel`` of an entry's file may not be written under a
+    report folder (None: it may): absolute, with ``..``, or not a plain path."""
+    if not isinstance(rel, str) or not rel or "\0" in rel or "\\" in rel:
+        return f"file name {_shown(rel)} is not a plain relative path"
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or rel.startswith("~"):
+        return f"file {rel!r} is an absolute path"
+    if ".." in pure.parts:
+        return f"file {rel!r} climbs out with '..'"
+    return None
 
 
 def folder_digest(root: Path) -> str:
@@ -120,31 +259,91 @@ def mutation_key(
 
 @dataclass
 class StepCache:
+    """Entries on disk: ``{"format", "key", "step", "value", "files", "digest"}``,
+    ``files`` mapping a path relative to the report folder to its bytes (base64) and
+    ``digest`` the sha256 of the canonical JSON of the rest."""
+
     directory: Path = field(default_factory=lambda: CACHE_DIR)
 
     def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.pickle"
+        return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str | None) -> dict[str, Any] | None:
-        """The entry stored under ``key``: ``{"value": ..., "files": {relpath: bytes}}``."""
+    def get(self, key: str | None, step: str | None = None) -> dict[str, Any] | None:
+        """The entry stored under ``key`` (of ``step``, when given):
+        ``{"key", "step", "value", "files": {relpath: bytes}}``; None when there is none
+        or it is invalid (said in one line on stderr)."""
         if key is None:
+            return None
+        path = self._path(key)
+        try:
+            text = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            _warn(path, f"unreadable: {exc}")
             return None
         try:
-            entry = pickle.loads(self._path(key).read_bytes())
-        except Exception:  # missing, truncated or from another version of the classes
+            return self._entry(key, step, text)
+        except InvalidEntry as exc:
+            _warn(path, str(exc))
             return None
-        if not isinstance(entry, dict) or entry.get("key") != key:
-            return None
-        return entry
 
-    def put(self, key: str | None, value: Any, files: dict[str, bytes]) -> None:
+    @staticmethod
+    def _entry(key: str, step: str | None, text: bytes) -> dict[str, Any]:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InvalidEntry(f"not JSON: {exc}") from None
+        fields = {"format", "key", "step", "value", "files", "digest"}
+        if not isinstance(data, dict) or set(data) != fields:
+            raise InvalidEntry("not a step cache entry")
+        if data["format"] != ENTRY_FORMAT:
+            raise InvalidEntry(f"format {_shown(data['format'])}, not {ENTRY_FORMAT}")
+        if data["key"] != key:
+            raise InvalidEntry("it holds another key's entry")
+        content = {k: data[k] for k in ("key", "step", "value", "files")}
+        if data["digest"] != _digest(content):
+            raise InvalidEntry("digest does not match its content")
+        if data["step"] not in STEPS or (step is not None and data["step"] != step):
+            raise InvalidEntry(f"step {_shown(data['step'])}, not {step or ' or '.join(STEPS)}")
+        if not isinstance(data["files"], dict):
+            raise InvalidEntry("files is not an object")
+        files: dict[str, bytes] = {}
+        for rel, blob in data["files"].items():
+            why = entry_path_error(rel)
+            if why is not None:
+                raise InvalidEntry(why)
+            if not isinstance(blob, str):
+                raise InvalidEntry(f"file {rel!r} is not base64 text")
+            try:
+                files[rel] = base64.b64decode(blob.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError):
+                raise InvalidEntry(f"file {rel!r} is not base64") from None
+        return {"key": key, "step": data["step"], "value": data["value"], "files": files}
+
+    def put(
+        self, key: str | None, value: Any, files: dict[str, bytes], step: str = "properties"
+    ) -> None:
+        """Store ``value`` (JSON) and ``files``; a value that is not JSON is not stored
+        (said in one line: a miss next time, never a wrong entry)."""
         if key is None:
             return
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps({"key": key, "value": value, "files": files}))
-        tmp.replace(path)
+        content = {
+            "key": key,
+            "step": step,
+            "value": value,
+            "files": {rel: base64.b64encode(data).decode("ascii") for rel, data in files.items()},
+        }
+        try:
+            digest = _digest(content)
+        except (TypeError, ValueError) as exc:
+            print(
+                f"ctxaudit: step {step} not cached: its result is not JSON ({exc})", file=sys.stderr
+            )
+            return
+        atomic.write_bytes(
+            self._path(key), _canonical({"format": ENTRY_FORMAT, **content, "digest": digest})
+        )
 
 
 def collect(folder: Path, names: Sequence[str]) -> dict[str, bytes]:
@@ -161,16 +360,31 @@ def collect(folder: Path, names: Sequence[str]) -> dict[str, bytes]:
     return out
 
 
+def unsafe_path(folder: Path, rel: Any) -> str | None:
+    """Why writing ``rel`` under ``folder`` would leave it (None: it stays inside)."""
+    why = entry_path_error(rel)
+    if why is not None:
+        return why
+    root = folder.resolve()
+    if not (root / rel).resolve().is_relative_to(root):  # a symlink that leads out
+        return f"file {rel!r} resolves outside {folder}"
+    return None
+
+
 def restore(folder: Path, files: dict[str, bytes], clear: Sequence[str] = ()) -> None:
-    """Write ``files`` back under ``folder``; the folders in ``clear`` are emptied of
-    ``*.patch`` first (a stale patch of an earlier run is never left next to them)."""
+    """Write ``files`` back under ``folder`` (each atomically); the folders in ``clear``
+    are emptied of ``*.patch`` first (a stale patch of an earlier run is never left next
+    to them). A path that would leave ``folder`` (absolute, with ``..``, or through a
+    link) raises :class:`InvalidEntry` before anything is written."""
+    for rel in files:
+        why = unsafe_path(folder, rel)
+        if why is not None:
+            raise InvalidEntry(why)
     for name in clear:
         for old in (folder / name).glob("*.patch"):
             old.unlink()
     for rel, data in files.items():
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        atomic.write_bytes(folder / rel, data)
 
 
 #: the files of a target's report folder each step writes (besides findings.json/.md,
@@ -216,19 +430,43 @@ class StepCaches:
     ) -> TargetReport | None:
         from ctxaudit.audit import write_reports
 
-        entry = self.store.get(key) if self.enabled else None
-        if entry is None or not isinstance(entry["value"], TargetReport):
+        entry = self._valid(key, "properties", out / target.label, report_from_json)
+        if entry is None:
             return None
-        restore(out / target.label, entry["files"], clear=PROPERTY_FILES)
-        write_reports(entry["value"], out)
+        report: TargetReport = entry[0]
+        files = entry[1]
+        restore(out / target.label, files, clear=PROPERTY_FILES)
+        write_reports(report, out)
         self.reused["properties"] += 1
-        return entry["value"]
+        return report
+
+    def _valid(
+        self, key: str | None, step: str, folder: Path, read: Any
+    ) -> tuple[Any, dict[str, bytes]] | None:
+        """The entry's value (``read`` from its JSON) and files, when it is valid and its
+        files stay inside ``folder``; else None (an invalid one said on stderr)."""
+        if not self.enabled or key is None:
+            return None
+        entry = self.store.get(key, step)
+        if entry is None:
+            return None
+        try:
+            value = read(entry["value"])
+            for rel in entry["files"]:
+                why = unsafe_path(folder, rel)
+                if why is not None:
+                    raise InvalidEntry(why)
+        except InvalidEntry as exc:
+            _warn(self.store._path(key), str(exc))
+            return None
+        return value, entry["files"]
 
     def store_properties(self, key: str | None, report: TargetReport, out: Path) -> None:
         self.ran["properties"] += 1
         if report.exit_status in (0, 1) and report.tests:  # a suite that ran
             label = f"{report.target}-{report.version}"
-            self.store.put(key, report, collect(out / label, PROPERTY_FILES))
+            files = collect(out / label, PROPERTY_FILES)
+            self.store.put(key, report_to_json(report), files, step="properties")
 
     def mutation_key(
         self,
@@ -249,20 +487,24 @@ class StepCaches:
     def reuse_mutation(
         self, key: str | None, target: Described, out: Path
     ) -> tuple[int, str] | None:
-        entry = self.store.get(key) if self.enabled else None
+        entry = self._valid(key, "mutation", out / target.label, mutation_from_json)
         if entry is None:
             return None
-        restore(out / target.label, entry["files"])
+        (code, output), files = entry
+        restore(out / target.label, files)
         self.reused["mutation"] += 1
-        code, output = entry["value"]
-        return int(code), str(output)
+        return code, output
 
     def store_mutation(
         self, key: str | None, code: int, output: str, target: Described, out: Path
     ) -> None:
+        """Store a mutation run only when its exit code is a verdict (the gate passed or
+        failed); a run that could not run or crashed (2, 3, a signal) is never stored."""
         self.ran["mutation"] += 1
-        if code in (0, 1):  # a run that finished (its gate passed or failed)
-            self.store.put(key, (code, output), collect(out / target.label, MUTATION_FILES))
+        if code in VERDICT_CODES:
+            files = collect(out / target.label, MUTATION_FILES)
+            value = {"code": code, "output": output}
+            self.store.put(key, value, files, step="mutation")
 
     def summary(self) -> str:
         r, n = self.reused, self.ran

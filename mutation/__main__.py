@@ -1,4 +1,10 @@
-"""``python -m mutation run|merge ...`` - see mutation/README.md."""
+"""``python -m mutation run|merge ...`` - see mutation/README.md.
+
+Exit codes: 0 the gate passes; 1 the gate fails (a verdict, and the only ones a cache
+may keep); 2 bad usage or the run could not be made (a target that does not resolve,
+a worker that failed); 3 ctxaudit's own error (an unexpected exception in our code:
+one line saying so and the traceback on stderr, no gate verdict).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import json
 import os
 import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +120,24 @@ class _ProgressFile:
         tmp.replace(self.path)
 
 
+#: the exit code of a run that ended in ctxaudit's own error (never a gate verdict)
+OWN_ERROR = 3
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except Exception as exc:  # noqa: BLE001 - ctxaudit's own error, never a verdict
+        print(
+            f"mutation: ctxaudit's own error, not a verdict on the target (exit {OWN_ERROR}): "
+            f"{type(exc).__name__}: {exc}".splitlines()[0],
+            file=sys.stderr,
+        )
+        traceback.print_exc(file=sys.stderr)
+        return OWN_ERROR
+
+
+def _main(argv: list[str] | None) -> int:
     p = _Parser(prog="python -m mutation")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     r = sub.add_parser("run", help="mutate a target and run its suite against every mutant")

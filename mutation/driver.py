@@ -209,8 +209,13 @@ def _take_result(m: Mutant, rec: dict[str, Any]) -> None:
 
 
 def _settle(m: Mutant) -> None:
-    """Combine the two passes: a verdict that changed is 'flaky'."""
+    """Combine the two passes: a verdict that changed is 'flaky'; a pass that gave no
+    verdict (``error``) makes the mutant an error."""
     if m.second_status is None:
+        return
+    if "error" in (m.status, m.second_status):
+        m.reason = m.reason or f"no verdict in the second run ({m.second_status})"
+        m.status = "error"
         return
     first_detected = m.status in DETECTED
     second_detected = m.second_status in DETECTED
@@ -229,6 +234,10 @@ def _robustness(m: Mutant, seeds: list[int], gated: bool) -> None:
         m.robust_reason = f"killed by {m.killed_by}, which does not use Hypothesis' seed"
         return
     for check in m.seed_checks:
+        if check["status"] == "error":  # that seed gave no verdict: nothing proven
+            m.robust = "seed-dependent"
+            m.robust_reason = f"no verdict under seed {check['seed']} (error)"
+            return
         if check["status"] not in DETECTED:
             m.robust = "seed-dependent"
             m.robust_reason = (

@@ -71,6 +71,8 @@ class Mutant:
     description: str = ""
     mutmut_name: str = ""
     function_key: str = ""
+    #: killed, timeout, crashed (detected); survived, no-coverage, flaky; error (its runs
+    #: died by a signal not ctxaudit's: no verdict); pending (not run)
     status: str = "pending"
     second_status: str | None = None
     killed_by: str | None = None

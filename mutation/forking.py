@@ -76,8 +76,22 @@ def _drain(job: _Job) -> bool:
             return False
 
 
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _wait(job: _Job, block: bool) -> tuple[str, dict[str, Any]]:
-    """Collect a child: ('pass'|'fail'|'timeout'|'crashed', payload)."""
+    """Collect a child: ('pass'|'fail'|'timeout'|'crashed'|'died'|'error', payload).
+
+    'timeout': this process killed the child at its deadline (a verdict: detected).
+    'died': something else ended the child by a signal (the OOM killer, an operator, a
+    crash of the interpreter): the run says nothing about the mutant, so the caller
+    runs it again and never takes it for a kill; the payload names the signal.
+    'error': the child's own code (not a test) raised: no verdict either.
+    'crashed': the child exited otherwise (a mutant that ends the process): detected."""
     timed_out = False
     if block:
         remaining = job.deadline - time.monotonic()
@@ -106,7 +120,12 @@ def _wait(job: _Job, block: bool) -> tuple[str, dict[str, Any]]:
         return "pass", payload
     if code == 1 and "failed" in payload:
         return "fail", payload
-    reason = payload.get("error") or (f"signal {-code}" if code < 0 else f"exit {code}")
+    if code < 0:
+        return "died", {"reason": f"died by {signal_name(-code)}", "signal": -code}
+    if code == 3 and "error" in payload:  # the child's own plumbing raised: no verdict
+        why = f"ctxaudit's own error in the mutant's child: {payload['error']}"
+        return "error", {"reason": why}
+    reason = payload.get("error") or f"exit {code}"
     return "crashed", {"reason": reason}
 
 

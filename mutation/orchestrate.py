@@ -70,7 +70,10 @@ class MutationResult:
             for k, v in self.counts.items()
             if sum(v.values())
         ]
-        gate = "passed" if self.gate_passed else f"FAILED ({len(self.gate_failures)} not killed)"
+        errs = f"; {len(self.errors)} in error, no verdict" if self.errors else ""
+        gate = (
+            "passed" if self.gate_passed else f"FAILED ({len(self.gate_failures)} not killed{errs})"
+        )
         where = f" shard {self.shard[0]}/{self.shard[1]}" if self.shard else ""
         robust = sum(r["robust"] for r in self.robustness.values())
         dependent = sum(r["seed-dependent"] for r in self.robustness.values())
@@ -531,6 +534,7 @@ def _result(doc: dict[str, Any], js: Path | None, md: Path | None) -> MutationRe
         seeds=list(doc.get("seeds", [0])),
         robustness=report.robustness(doc["mutants"]),
         reused=int((doc.get("cache") or {}).get("reused", 0)),
+        errors=list(doc.get("errors") or []),
     )
 
 

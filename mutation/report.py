@@ -13,15 +13,22 @@ from typing import Any
 
 from jinja2 import Template
 
+from ctxaudit import atomic
 from ctxaudit.templating import environment
 from mutation import peer_spec
 from mutation.operators import GATED_KINDS, KINDS
 
 DETECTED = ("killed", "timeout", "crashed")
-STATUSES = ("killed", "timeout", "crashed", "survived", "no-coverage", "flaky", "equivalent")
+#: a mutant whose runs died by a signal not ctxaudit's (mutation/worker.py): no verdict,
+#: neither detected nor survived; a gated one in error keeps the gate from passing
+ERROR = "error"
+STATUSES = (
+    "killed", "timeout", "crashed", "survived", "no-coverage", "flaky", "equivalent", ERROR,
+)  # fmt: skip
 STRYKER_STATUS = {
     "killed": "Killed",
     "crashed": "Killed",
+    ERROR: "RuntimeError",
     "timeout": "Timeout",
     "survived": "Survived",
     "flaky": "Survived",
@@ -61,12 +68,35 @@ def gated(m: dict[str, Any]) -> bool:
     return m["kind"] in GATED_KINDS or m.get("catalogue") is not None
 
 
+def _in_error(m: dict[str, Any]) -> str | None:
+    """Why a mutant has no verdict: a pass of it (the first, the recheck, a seed's) ended
+    in error; None when every pass came to a verdict."""
+    if m["status"] == ERROR:
+        return m.get("reason") or "its runs died"
+    if m.get("second_status") == ERROR:
+        return "the recheck's runs died"
+    for check in m.get("seed_checks") or []:
+        if check.get("status") == ERROR:
+            return f"its runs under seed {check.get('seed')} died"
+    return None
+
+
 def apply_gate(doc: dict[str, Any], equivalents: dict[str, str]) -> dict[str, Any]:
-    """Mark listed equivalents and decide the gate. Mutates and returns ``doc``."""
+    """Mark listed equivalents and mutants in error, and decide the gate. Mutates and
+    returns ``doc``."""
     ids = {m["id"] for m in doc["mutants"]}
     failures: list[str] = []
     stale: list[str] = []
+    in_error: list[str] = []
     for m in doc["mutants"]:
+        why = _in_error(m)
+        if why is not None:
+            # no verdict: never counted as killed, nor excused as equivalent
+            m["status"], m["reason"], m["robust"] = ERROR, why, None
+            if gated(m):
+                failures.append(m["id"])
+                in_error.append(m["id"])
+            continue
         if m["status"] in DETECTED:
             if m["id"] in equivalents:
                 stale.append(f"{m['id']}: listed as equivalent but {m['status']}")
@@ -81,9 +111,20 @@ def apply_gate(doc: dict[str, Any], equivalents: dict[str, str]) -> dict[str, An
         if gated(m):
             failures.append(m["id"])
     stale += [f"{i}: listed as equivalent but no such mutant" for i in equivalents if i not in ids]
+    by_id = {m["id"]: m for m in doc["mutants"]}
+    errors = list(doc.get("errors") or [])
+    errors += [
+        f"gated mutant {i} is in error ({by_id[i]['reason']}): it has no verdict, and the "
+        "gate cannot pass while a gated mutant is in error; run it again"
+        for i in in_error
+        if not any(e.startswith(f"gated mutant {i} ") for e in errors)
+    ]
+    if errors:
+        doc["errors"] = errors
     doc["gate"] = {
-        "passed": not failures and not doc.get("errors"),
+        "passed": not failures and not errors,
         "failures": failures,
+        "in_error": in_error,
         "seeds": doc.get("seeds", [0]),
         "robust_only": len(doc.get("seeds", [0])) > 1,
     }
@@ -108,7 +149,7 @@ def robustness(mutants: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 def score(counts: Counter[str]) -> float | None:
-    valid = sum(counts[s] for s in STATUSES if s != "equivalent")
+    valid = sum(counts[s] for s in STATUSES if s not in ("equivalent", ERROR))
     return None if valid == 0 else round(100.0 * sum(counts[s] for s in DETECTED) / valid, 1)
 
 
@@ -302,7 +343,7 @@ def _rate(n: int, seconds: float) -> str:
 def to_markdown(doc: dict[str, Any]) -> str:
     """mutation.md (template ``mutation/templates/mutation.md.j2``)."""
     ms = doc["mutants"]
-    survivors = [m for m in ms if m["status"] not in DETECTED and m["status"] != "equivalent"]
+    survivors = [m for m in ms if m["status"] not in (*DETECTED, "equivalent", ERROR)]
     survivors.sort(key=lambda m: (not gated(m), m["file"], m["line"], m["id"]))
     cov = doc.get("coverage") or {}
     return _template().render(
@@ -316,6 +357,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
         coverage_files=sorted((cov.get("files") or {}).items()),
         catalogue=sorted((m for m in ms if m.get("catalogue")), key=lambda m: m["catalogue"]),
         survivors=survivors,
+        no_verdict=sorted((m for m in ms if m["status"] == ERROR), key=lambda m: m["id"]),
         equivalents=[m for m in ms if m["status"] == "equivalent"],
         peer=peer_summary(doc),
         by_id={m["id"]: m for m in ms},
@@ -339,8 +381,9 @@ def write_reports(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
         raise ValueError("mutation.json does not fit the schema: " + "; ".join(errors[:5]))
     js = out_dir / "mutation.json"
     md = out_dir / "mutation.md"
-    js.write_text(json.dumps(mte, indent=1) + "\n")
-    md.write_text(to_markdown(doc))
+    # each appears whole or not at all: a reader (the matrix) never sees half a report
+    atomic.write_text(js, json.dumps(mte, indent=1) + "\n")
+    atomic.write_text(md, to_markdown(doc))
     return js, md
 
 

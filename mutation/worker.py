@@ -15,7 +15,9 @@ folder. The worker
    (``mutmut.mutation.trampoline.set_mutant_under_test``) and runs only the tests that
    reach the mutated function, fastest first, stopping at the first failure (``-x``);
    a child that outlives ``factor * baseline time of those tests + constant`` seconds is
-   killed and the mutant is a timeout;
+   killed and the mutant is a timeout; a child that dies by a signal this process did
+   not send (the OOM killer, an operator) runs once more, and when it dies again the
+   mutant is an *error* (no verdict: neither detected nor survived, never cached);
 4. runs the mutants named for a second pass again and reports both verdicts;
 5. runs each killed gated mutant again under the other seeds of the plan (pass 3, the
    seed recheck): a kill is *robust* when a test whose verdict does not depend on the
@@ -280,7 +282,7 @@ class Plugin:
                 rec["passed"] = sorted(
                     n for n, t in payload.get("tests", {}).items() if not t["failed"]
                 )
-            if verdict == "crashed":
+            if verdict in ("crashed", "error"):
                 rec["reason"] = payload.get("reason") or payload.get("error", "")
             return rec
 
@@ -299,6 +301,8 @@ class Plugin:
         ) -> dict[str, dict[str, Any]]:
             verdicts: dict[str, dict[str, Any]] = {}
             queue = list(mutants)
+            #: mutants whose child died by a signal not ours once, and how
+            died_once: dict[str, str] = {}
             running: list[_Job] = []
             jobs = 1 if inline else max(1, int(plan.get("jobs", 1)))
             while queue or running:
@@ -346,6 +350,23 @@ class Plugin:
                         continue
                     status, payload = _wait(job, block=True)
                     running.remove(job)
+                    if status == "died":
+                        # killed from outside (the OOM killer, an operator): no verdict.
+                        # Run it once more; a second death makes it an error, never a kill
+                        mid = job.mutant["id"]
+                        if mid not in died_once:
+                            died_once[mid] = payload["reason"]
+                            self._emit(
+                                {"event": "rerun", "pass": pass_no, "seed": seed, "id": mid,
+                                 "reason": payload["reason"]}
+                            )  # fmt: skip
+                            queue.insert(0, job.mutant)
+                            continue
+                        status = "error"
+                        payload = {
+                            "reason": f"{died_once[mid]} in the first run, "
+                            f"{payload['reason']} in the rerun"
+                        }
                     rec = settle(
                         job.mutant,
                         pass_no,

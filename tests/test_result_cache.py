@@ -151,19 +151,58 @@ def test_keys_differ_in_each_part() -> None:
     )  # fmt: skip
 
 
-def test_a_broken_or_foreign_entry_is_a_miss(tmp_path: Path) -> None:
+def test_a_broken_or_foreign_entry_is_a_miss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = result_cache.StepCache(tmp_path)
-    store.put("ab" * 32, {"v": 1}, {"f": b"x"})
-    assert store.get("ab" * 32) == {"key": "ab" * 32, "value": {"v": 1}, "files": {"f": b"x"}}
-    path = tmp_path / "ab" / f"{'ab' * 32}.pickle"
+    store.put("ab" * 32, {"v": 1}, {"f": b"x"}, step="mutation")
+    assert store.get("ab" * 32) == {
+        "key": "ab" * 32, "step": "mutation", "value": {"v": 1}, "files": {"f": b"x"},
+    }  # fmt: skip
+    assert store.get("ab" * 32, "properties") is None  # another step's entry
+    path = tmp_path / "ab" / f"{'ab' * 32}.json"
     path.write_bytes(path.read_bytes()[:10])
     assert store.get("ab" * 32) is None
     store.put("ef" * 32, {"v": 2}, {})
-    foreign = tmp_path / "cd" / f"{'cd' * 32}.pickle"  # an entry under another key's name
+    foreign = tmp_path / "cd" / f"{'cd' * 32}.json"  # an entry under another key's name
     foreign.parent.mkdir()
-    foreign.write_bytes((tmp_path / "ef" / f"{'ef' * 32}.pickle").read_bytes())
+    foreign.write_bytes((tmp_path / "ef" / f"{'ef' * 32}.json").read_bytes())
     assert store.get("cd" * 32) is None
     assert store.get(None) is None
+    assert store.get("99" * 32) is None  # not stored: a silent miss
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3, lines  # one line per invalid entry, naming its file
+    assert all("step cache entry" in ln and "ignored" in ln for ln in lines)
+    assert str(path) in lines[1] and str(foreign) in lines[2]
+
+
+def test_entries_are_json_not_pickles(tmp_path: Path) -> None:
+    store = result_cache.StepCache(tmp_path)
+    store.put("ab" * 32, {"code": 0, "output": "gate passed"}, {"m.md": b"# m\n"}, "mutation")
+    import json
+
+    data = json.loads((tmp_path / "ab" / f"{'ab' * 32}.json").read_text())
+    assert data["value"] == {"code": 0, "output": "gate passed"} and data["format"] == 2
+    assert not list(tmp_path.rglob("*.pickle")) and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_property_report_survives_the_round_trip(tmp_path: Path) -> None:
+    """The reused report is the stored one, rebuilt from JSON field by field (with its
+    findings as Finding objects), not a pickle."""
+    from ctxaudit.target_report import Finding, TargetReport
+
+    report = TargetReport(
+        target="toy", version="1.0", spec="toy", profile="ci", seed=3, elapsed_s=1.5,
+        exit_status=1, verdicts={"T1": "fails"},
+        findings=[Finding(["T1"], "T1: broke", "t.py::test", "repro", owners=["X-1"])],
+        tests=[{"nodeid": "t.py::test", "properties": ["T1"], "outcome": "failed"}],
+    )  # fmt: skip
+    back = result_cache.report_from_json(result_cache.report_to_json(report))
+    assert back == report and isinstance(back.findings[0], Finding)
+    bad = result_cache.report_to_json(report)
+    bad["elapsed_s"] = "abc"
+    with pytest.raises(result_cache.InvalidEntry, match="elapsed_s"):
+        result_cache.report_from_json(bad)
 
 
 def test_the_ledgers_key_is_its_package_not_the_repository(tmp_path: Path) -> None:

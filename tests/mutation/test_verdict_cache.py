@@ -1,4 +1,4 @@
-"""The verdict cache (issue 10, part 3): an entry is found again only under exactly the
+"""The verdict cache: an entry is found again only under exactly the
 same key, and each part of the key - the target's files, each part of the ctxaudit suite,
 the mutant id, the run profile, the seeds - invalidates it when it changes. If a part were
 left out of the key, its case below would find the stale entry and fail."""
@@ -13,6 +13,16 @@ import pytest
 from mutation import cache, engine
 
 MUTANT = "engine/eval_cap.py:EvalCap.check:wrong-comparison:boundary:0123456789ab"
+
+
+def verdict(**over: object) -> dict[str, object]:
+    """A whole stored verdict (every field of cache.VERDICT_FIELDS)."""
+    m = engine.Mutant(MUTANT, "gitreins", "engine/eval_cap.py", "check", "wrong-comparison",
+                      "boundary", 1, 1, 1, 2, ">=", ">")  # fmt: skip
+    m.status, m.killed_by, m.seeds = "killed", "tests/x.py::test", [0, 1, 2]
+    out: dict[str, object] = {k: getattr(m, k) for k in cache.VERDICT_FIELDS}
+    out.update(over)
+    return out
 
 
 def layout(tmp_path: Path) -> tuple[Path, Path]:
@@ -71,9 +81,9 @@ CHANGES: dict[str, Callable[[Path, Path], dict[str, object]]] = {
 def test_each_key_part_invalidates_the_entry(tmp_path: Path, change: str) -> None:
     repo, target = layout(tmp_path)
     store = tmp_path / "cache"
-    verdict = {"status": "killed", "killed_by": "tests/x.py::test"}
-    the_cache(repo, target, store).put(MUTANT, verdict)
-    assert the_cache(repo, target, store).get(MUTANT) == verdict  # same key: reused
+    stored = verdict()
+    the_cache(repo, target, store).put(MUTANT, stored)
+    assert the_cache(repo, target, store).get(MUTANT) == stored  # same key: reused
     over = CHANGES[change](repo, target)
     assert the_cache(repo, target, store, **over).get(MUTANT) is None, change
 
@@ -81,9 +91,9 @@ def test_each_key_part_invalidates_the_entry(tmp_path: Path, change: str) -> Non
 def test_mutant_id_is_part_of_the_key(tmp_path: Path) -> None:
     repo, target = layout(tmp_path)
     c = the_cache(repo, target, tmp_path / "cache")
-    c.put(MUTANT, {"status": "killed"})
+    c.put(MUTANT, verdict())
     assert c.get(MUTANT.replace("0123", "9999")) is None
-    assert c.get(MUTANT) == {"status": "killed"}
+    assert c.get(MUTANT) == verdict()
 
 
 def test_bytecode_and_work_copies_do_not_invalidate(tmp_path: Path) -> None:
@@ -117,3 +127,23 @@ def test_fill_restores_a_mutants_verdict(tmp_path: Path) -> None:
         "killed", "t::x", "robust", [{"seed": 1, "status": "killed"}],
     )  # fmt: skip
     assert other.status == "pending"
+
+
+def test_a_mutant_without_a_verdict_is_never_stored(tmp_path: Path) -> None:
+    """An error in any pass (a run that died by a signal not ctxaudit's) is no verdict."""
+    repo, target = layout(tmp_path)
+    c = the_cache(repo, target, tmp_path / "cache")
+
+    def mutant(mid: str) -> engine.Mutant:
+        return engine.Mutant(mid, "gitreins", "engine/eval_cap.py", "check", "wrong-comparison",
+                             "boundary", 1, 1, 1, 2, ">=", ">")  # fmt: skip
+
+    first, second, seed = mutant("a"), mutant("b"), mutant("c")
+    first.status = "error"
+    second.status, second.second_status = "killed", "error"
+    seed.status, seed.seed_checks = "killed", [{"seed": 1, "status": "error", "killed_by": None,
+                                                "seed_free": None, "seconds": 1.0}]  # fmt: skip
+    assert c.store([first, second, seed]) == 0
+    assert not list((tmp_path / "cache").rglob("*.json"))
+    with pytest.raises(cache.InvalidEntry):
+        c.put("a", verdict(status="error"))
