@@ -61,17 +61,25 @@ Ticker = Callable[[str], None]
 def run_with_ticker(
     cmd: list[str], env: dict[str, str], ticker: Ticker | None
 ) -> tuple[int, str, float]:
-    """Run a command, calling ``ticker`` with a status line every second."""
+    """Run a command, calling ``ticker`` with a status line every second.
+
+    The command runs in a process group of its own that dies with the audit
+    (``ctxaudit/procs.py``); once the audit is interrupted this raises
+    ``procs.Interrupted`` instead of returning, so no verdict is read from a run that
+    was stopped."""
+    from ctxaudit import procs
+
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(
-            cmd, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
-        )
-        while proc.poll() is None:
-            if ticker is not None:
-                ticker(f"{time.monotonic() - started:.0f} s")
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=1.0)
+        with procs.spawn(
+            cmd, env, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
+        ) as proc:
+            while proc.poll() is None:
+                if ticker is not None:
+                    ticker(f"{time.monotonic() - started:.0f} s")
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=1.0)
+        procs.check()
         out.seek(0)
         return proc.returncode, out.read(), time.monotonic() - started
 

@@ -4,8 +4,17 @@
                    [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
                    [--jobs N] [--since REV]
 
+Each target version is audited once: targets that name the same version (``gitreins``
+and ``gitreins==X``, a range and a version inside it) run once, in the order first given.
+``--seed`` is a non-negative decimal integer. ``--out`` is checked (a folder, or one
+that can be made, and writable) and every target resolved before anything runs.
+
 Exit codes: 0 every property holds and every mutation gate passes; 1 a property
-or a gate fails; 2 bad usage or a target that cannot be loaded.
+or a gate fails (and everything else was checked); 2 bad usage, a target that cannot
+be loaded, or something ctxaudit could not check (its own error, a tree it cannot
+drive, a suite or a mutation run that did not run: "COULD NOT CHECK"); 130 the audit
+was interrupted (SIGINT, SIGTERM): the versions that finished keep their reports, the
+interrupted ones get none, and the matrix is rebuilt from what finished.
 """
 
 from __future__ import annotations
@@ -15,15 +24,34 @@ import os
 import shlex
 import shutil
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from ctxaudit import procs
+from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS
 from ctxaudit.profiles import PROFILES
+from ctxaudit.targets.base import Described
 from ctxaudit.targets.gitreins import REPO_ROOT, TargetError
 
+if TYPE_CHECKING:
+    from ctxaudit.target_report import TargetReport
+
 DEFAULT_TARGETS = ["gitreins", "ledger"]
+
+
+def parse_seed(text: str) -> int:
+    """A Hypothesis seed as every entry point takes it: a non-negative decimal integer
+    (ASCII digits only: no sign, no spaces, no underscores, no other digits), so the
+    seed a report prints replays the same run wherever it is given."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a seed (a non-negative decimal integer, e.g. 1)"
+        )
+    return int(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,13 +88,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument(
         "--seed",
-        type=int,
+        type=parse_seed,
         action="append",
-        help="Hypothesis seed (default: random, printed and reported); repeat it to run the "
+        metavar="N",
+        help="Hypothesis seed, a non-negative decimal integer (default: random, printed "
+        "and reported); repeat it to run the "
         "fully fixed tree of the fix audit under each seed given (the properties of the "
         "unfixed tree and mutation use the first)",
     )
-    audit.add_argument("--out", type=Path, default=REPO_ROOT / "reports", help="report folder")
+    audit.add_argument(
+        "--out",
+        type=Path,
+        default=REPO_ROOT / "reports",
+        help="report folder: a folder, or one that can be made, and writable (checked "
+        "before anything runs)",
+    )
     audit.add_argument(
         "--mutation",
         action=argparse.BooleanOptionalAction,
@@ -144,8 +180,40 @@ def build_parser() -> argparse.ArgumentParser:
         "without it the test is rerun"
     )  # fmt: skip
     attribute.add_argument("--profile", default="ci", choices=sorted(PROFILES))
-    attribute.add_argument("--seed", type=int)
+    attribute.add_argument("--seed", type=parse_seed, metavar="N", help="Hypothesis seed")
     return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error as one line (a parser's message can carry a caret diagram below it)."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def check_out(out: Path) -> str | None:
+    """Why ``--out`` cannot take the reports (None when it can): it must be a folder, or
+    one that can be made, and writable. Makes the folder."""
+    if out.exists() and not out.is_dir():
+        return f"--out {out}: not a folder"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"--out {out}: cannot make the folder ({exc.strerror or exc})"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ctxaudit-probe-", dir=out)
+    except OSError as exc:
+        return f"--out {out}: not writable ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def unique(targets: list[Described]) -> list[Described]:
+    """One entry per distinct target version (its label), in the order first given."""
+    seen: dict[str, Described] = {}
+    for t in targets:
+        seen.setdefault(t.label, t)
+    return list(seen.values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,17 +235,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     from ctxaudit import audit
-    from ctxaudit.targets import get as get_target
     from ctxaudit.targets.lightspeed.tree import repo_from
 
     repo = repo_from(args.lightspeed_repo)
-    targets = []
+    found: list[Described] = []
     for spec in args.target or DEFAULT_TARGETS:
         try:
-            targets += audit.parse_target(spec, repo)
+            found += audit.parse_target(spec, repo)
         except TargetError as exc:
-            print(f"ctxaudit: {exc}", file=sys.stderr)
+            print(f"ctxaudit: {_one_line(exc)}", file=sys.stderr)
             return 2
+    targets = unique(found)
+    why = check_out(args.out)
+    if why is not None:
+        print(f"ctxaudit: {why}", file=sys.stderr)
+        return 2
     changed = {}
     if args.since:
         from ctxaudit.since import SinceError, selection
@@ -185,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             changed = selection(targets, args.since)
         except SinceError as exc:
-            print(f"ctxaudit: {exc}", file=sys.stderr)
+            print(f"ctxaudit: {_one_line(exc)}", file=sys.stderr)
             return 2
         for label, ch in changed.items():
             print(
@@ -193,6 +265,78 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.since}: " + (", ".join(f"{p}:{q}" for p, q in ch.functions) or "none"),
                 flush=True,
             )
+    if len(targets) < len(found):
+        print(f"ctxaudit: {len(found) - len(targets)} target(s) given twice: each version "
+              "runs once", flush=True)  # fmt: skip
+    procs.reset()
+    stuck = False
+    with procs.on_signals(), procs.temp_root():
+        try:
+            return _run_audit(args, argv, targets, changed)
+        except KeyboardInterrupt:
+            stuck = _interrupted(args.out)
+    if stuck:  # the temporary folder is gone; a thread left behind must not hold the exit
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 130
+
+
+_POOL = "ctxaudit-properties"
+
+
+def _interrupted(out: Path) -> bool:
+    """The audit was interrupted: its children are being stopped; wait for the property
+    threads to see it and rebuild the matrix from the reports that are complete. True
+    when a thread is still busy after the grace (a step that runs no child of the
+    audit's): the process then ends without it."""
+    procs.interrupt()
+    stuck = procs.wait_threads(_POOL, procs.GRACE + 2.0)
+    try:
+        md, _ = _write_matrix(out, pause=False)
+        print(f"ctxaudit: interrupted: the matrix lists the versions that finished: {md}",
+              file=sys.stderr)  # fmt: skip
+    except KeyboardInterrupt:
+        print("ctxaudit: interrupted: matrix not rebuilt", file=sys.stderr)
+    if stuck:
+        print(f"ctxaudit: interrupted: left {len(stuck)} step(s) running", file=sys.stderr)
+    return bool(stuck)
+
+
+def _write_matrix(out: Path, pause: bool = True) -> tuple[Path, Path]:
+    """matrix.md and matrix.html of every version in ``out`` that has a readable report;
+    the folders skipped are named in the matrix and in one line on stderr."""
+    from ctxaudit import matrix
+
+    m = matrix.build(matrix.find_reports(out))
+    if m.skipped:
+        names = "; ".join(f"{s.dir.name} ({s.why})" for s in m.skipped)
+        print(f"ctxaudit: matrix: skipped {len(m.skipped)} unreadable report(s): {names}",
+              file=sys.stderr, flush=True)  # fmt: skip
+    return matrix.write(m, out, pause=pause)
+
+
+def _status(report: TargetReport) -> str:
+    """A version's line: its properties' outcome, the third one said as itself."""
+    if report.outcome == COULD_NOT_CHECK:
+        first = report.unchecked[0]["why"] if report.unchecked else "a property's check"
+        return f"COULD NOT CHECK: {first}"
+    if report.outcome == FAILS:
+        return "FAILS " + " ".join(p for p, v in report.verdicts.items() if v == FAILS)
+    if not report.ok:  # neither a finding nor unchecked, yet not ok: say what pytest said
+        return f"could not tell (pytest exit {report.exit_status})"
+    return "properties hold"
+
+
+def _run_audit(
+    args: argparse.Namespace,
+    argv: list[str] | None,
+    targets: list[Described],
+    changed: dict[str, Any],
+) -> int:
+    from ctxaudit import audit
+    from ctxaudit.targets import get as get_target
+
     seed = audit.pick_seed(args.profile, args.seed[0] if args.seed else None)
     fixed_seeds = list(args.seed or [])[1:]
     print(
@@ -202,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     started = time.monotonic()
-    failed = False
+    failed = False  # a property or a gate fails
+    unchecked = False  # something could not be checked
     show = Progress(sys.stdout.isatty())
     from ctxaudit.timing import AuditTime
 
@@ -222,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = StepCaches(args.cache)
 
     def properties(target: audit.Target) -> audit.TargetReport:
+        procs.pause(f"version-start {target.label}")
         expected = audit.previous_elapsed(args.out, target, args.profile)
         hint = f", expected ~{expected:.0f} s" if expected else ""
         t0 = time.monotonic()
@@ -241,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 fixed_seeds=fixed_seeds,
             )
+            procs.check()  # interrupted as it finished: claim nothing, cache nothing
             steps.store_properties(key, report, args.out)
             if report.fixed:
                 clock.target(target.label).fixes_s = report.fixed.get("elapsed_s")
@@ -249,21 +396,30 @@ def main(argv: list[str] | None = None) -> int:
             clock.target(target.label).properties_s = time.monotonic() - t0
 
     reports: dict[str, audit.TargetReport] = {}
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, args.jobs), thread_name_prefix=_POOL)
+    try:
         futures = {pool.submit(properties, t): t for t in targets}
         for fut in as_completed(futures):
             target = futures[fut]
-            report = reports[target.label] = fut.result()
             show.done(target.label)
-            fails = [p for p, v in report.verdicts.items() if v == "fails"]
-            status = (
-                "properties hold" if report.ok else f"FAILS {' '.join(fails) or '(suite error)'}"
-            )
+            try:
+                report = reports[target.label] = fut.result()
+            except Exception as exc:  # ctxaudit's own error: never a verdict on the target
+                show.line(f"{heads[target.label]}: COULD NOT CHECK: ctxaudit's own error: "
+                          f"{type(exc).__name__}: {_one_line(exc)}")  # fmt: skip
+                unchecked = True
+                continue
             show.line(
-                f"{heads[target.label]}: {status} ({report.elapsed_s} s) -> "
+                f"{heads[target.label]}: {_status(report)} ({report.elapsed_s} s) -> "
                 f"{args.out / target.label}/findings.md"
             )
-            failed |= not report.ok
+            failed |= report.outcome == FAILS
+            unchecked |= report.outcome == COULD_NOT_CHECK or (
+                report.outcome == HOLDS and not report.ok
+            )
+    finally:  # interrupted: the versions not started never start
+        pool.shutdown(wait=not procs.interrupted(), cancel_futures=True)
+    procs.check()
     clock.properties_wall_s = time.monotonic() - started
     # Phase 2: mutation, one target version at a time (each run uses every core).
     if args.mutation:
@@ -275,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{head}: mutation not run: not wired into the audit for {target.kind} "
                     "trees yet"
                 )
+                continue
+            if target.label not in reports:
+                show.line(f"{head}: mutation not run: its properties could not be checked")
                 continue
             only = changed[target.label].only_globs() if args.since else []
             if args.since and not only:
@@ -309,16 +468,17 @@ def main(argv: list[str] | None = None) -> int:
             show.done(target.label)
             clock.target(target.label).mutation_s = time.monotonic() - t0
             clock.read_mutation(target.label, args.out / target.label / "mutation.json")
+            last = output.strip().splitlines()[-1:]
             verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
-                code, f"mutation could not run (exit {code}): {output.strip().splitlines()[-1:]}"
-            )
+                code, f"COULD NOT CHECK: mutation could not run (exit {code}): "
+                f"{last[0] if last else '(no output)'}"
+            )  # fmt: skip
             if hit is not None:
                 verdict += " (reused: nothing it reads changed)"
             show.line(f"{head}: {verdict} -> {args.out / target.label}/mutation.md")
-            failed |= code != 0
-    from ctxaudit import matrix
-
-    md_path, html_path = matrix.write(matrix.build(matrix.find_reports(args.out)), args.out)
+            failed |= code == 1
+            unchecked |= code not in (0, 1)
+    md_path, html_path = _write_matrix(args.out)
     print(f"ctxaudit: matrix of every version in {args.out}: {md_path.name}, {html_path.name}")
     clock.total_s = time.monotonic() - started
     clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
@@ -326,6 +486,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ctxaudit: reused from {steps.store.directory}: {steps.summary()}")
     print(f"ctxaudit: where the time went: {clock.write(args.out)}")
     print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
+    if unchecked:
+        print("ctxaudit: COULD NOT CHECK everything (see the lines above): exit 2",
+              file=sys.stderr)  # fmt: skip
+        return 2
     return 1 if failed else 0
 
 

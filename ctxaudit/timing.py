@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxaudit import atomic
 from ctxaudit.templating import render
 
 
@@ -78,9 +79,9 @@ class AuditTime:
         doc: dict[str, Any] = asdict(self)
         for label, t in self.targets.items():
             doc["targets"][label]["mutants_per_s"] = t.mutants_per_s
-        (out_dir / "audit-time.json").write_text(json.dumps(doc, indent=1) + "\n")
+        atomic.write_text(out_dir / "audit-time.json", json.dumps(doc, indent=1) + "\n")
         md = out_dir / "audit-time.md"
-        md.write_text(self.markdown())
+        atomic.write_text(md, self.markdown())
         return md
 
     def mutation_share(self, t: TargetTime) -> float | None:

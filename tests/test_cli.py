@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.faults.test_interrupt import Run, toy_audits
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def audit_toy(tmp_path: Path) -> Iterator[Callable[..., Run]]:
+    """An audit of the toy target (tests/faults/test_interrupt.py), in its own process."""
+    with toy_audits(tmp_path) as start:
+        yield start
 
 
 def audit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -82,3 +93,150 @@ def test_lightspeed_target_errors_are_one_line_and_exit_2(
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], proc.stderr
+
+
+# -- checked before anything runs -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--seed", "-1"], "'-1' is not a seed"),
+        (["--seed", "1_0"], "'1_0' is not a seed"),
+        (["--seed", " 7"], "' 7' is not a seed"),
+        (["--seed", "+7"], "'+7' is not a seed"),
+        (["--seed", "٣"], "is not a seed"),
+        (["--seed", "1", "--seed", "x"], "'x' is not a seed"),
+        (["--target", "gitreins>=banana"], "target 'gitreins>=banana'"),
+        (["--target", "lightspeed-stack>="], "'lightspeed-stack>=' is not a spec"),
+        (["--target", "gitreins>=99.0"], "no published gitreins version matches"),
+    ],
+)
+def test_bad_seeds_and_ranges_are_one_line_and_exit_2(args: list[str], says: str) -> None:
+    # an unknown version after them: the old parser, which took these seeds, stops there
+    proc = audit(*args, "--target", "gitreins==9.9.9")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_attribute_takes_the_same_seeds() -> None:
+    from ctxaudit import cli
+
+    assert cli.parse_seed("0") == 0 and cli.parse_seed("4294967296") == 2**32
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxaudit", "attribute", "x", "--target", "gitreins==9.9.9",
+         "--fix", "F", "--seed", "-3"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "'-3' is not a seed" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _unwritable(tmp_path: Path) -> Path:
+    """A folder this process cannot create files in (root ignores modes: /proc/sys)."""
+    if os.geteuid() == 0:
+        return Path("/proc/sys")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    return folder
+
+
+@pytest.mark.fault("bad-out")
+@pytest.mark.parametrize("kind", ["a file", "under a file", "not writable"])
+def test_a_bad_out_is_refused_before_anything_runs(
+    audit_toy: Callable[..., Run], kind: str, tmp_path: Path
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("not a folder\n")
+    out = {"a file": file, "under a file": file / "reports",
+           "not writable": _unwritable(tmp_path)}[kind]  # fmt: skip
+    run = audit_toy("1.0", args=("--out", str(out)))
+    code, stdout, stderr = run.finish(within=120)
+    assert code == 2, f"{stdout}\n{stderr}"
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and f"--out {out}" in lines[0], stderr
+    assert "target version(s)" not in stdout  # nothing ran
+    assert not (tmp_path / "steps").exists()
+
+
+def test_targets_naming_one_version_run_once_in_first_given_order(
+    audit_toy: Callable[..., Run],
+) -> None:
+    run = audit_toy("2.0", "1.0", "2.0", "1.0")
+    code, out, err = run.finish(within=180)
+    assert code == 0, f"{out}\n{err}"
+    assert "2 target version(s)" in out
+    heads = [ln.split(":")[0] for ln in out.splitlines() if ln.startswith("[")]
+    assert heads == ["[1/2] toy-2.0", "[2/2] toy-1.0"], out
+
+
+def test_the_pinned_gitreins_and_its_version_are_one_target() -> None:
+    from ctxaudit import cli, targets
+
+    (pinned,) = targets.parse("gitreins")
+    again = targets.parse(f"gitreins=={pinned.version}")
+    assert cli.unique([pinned, *again, pinned]) == [pinned]
+
+
+# -- the third outcome ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "code", "says", "never"),
+    [
+        ({}, 0, ["[1/2] toy-1.0: properties hold", "[2/2] toy-2.0: properties hold"], []),
+        ({"TOY_BREAK": "2.0"}, 1, ["[2/2] toy-2.0: FAILS T1"], ["COULD NOT CHECK"]),
+        ({"TOY_BROKEN": "2.0"}, 2,
+         ["[2/2] toy-2.0: COULD NOT CHECK: the suite did not run (pytest exit"],
+         ["FAILS"]),
+        ({"TOY_BREAK": "1.0", "TOY_BROKEN": "2.0"}, 2,
+         ["[1/2] toy-1.0: FAILS T1", "[2/2] toy-2.0: COULD NOT CHECK:"], ["suite error"]),
+    ],
+    ids=["holds", "fails", "could-not-check", "fails-and-could-not-check"],
+)  # fmt: skip
+def test_the_line_and_exit_code_of_each_outcome(
+    audit_toy: Callable[..., Run], env: dict[str, str], code: int, says: list[str], never: list[str]
+) -> None:
+    run = audit_toy("1.0", "2.0", **env)
+    got, out, err = run.finish(within=180)
+    assert got == code, f"{out}\n{err}"
+    for text in says:
+        assert text in out, out
+    for text in never:
+        assert text not in out, out
+    matrix = (run.out / "matrix.md").read_text()
+    if "TOY_BROKEN" in env:
+        assert "could not check" in matrix and "COULD NOT CHECK: the suite did not run" in matrix
+
+
+def test_a_mutation_run_that_could_not_run_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxaudit import audit as the_audit
+    from ctxaudit import cli, result_cache, targets
+    from ctxaudit.targets.base import MutationScope
+    from tests.faults.test_interrupt import SUITE, Toy
+
+    home = tmp_path / "toy"
+    home.mkdir()
+    (home / "test_toy.py").write_text(SUITE)
+    toy = Toy(home)
+    toy.mutation = MutationScope("toy", "toy")  # type: ignore[misc]
+    targets.register(toy)
+    monkeypatch.setattr(result_cache, "CACHE_DIR", tmp_path / "steps")
+    codes = iter([3, 1])
+    monkeypatch.setattr(
+        the_audit, "run_mutation", lambda *a, **k: (next(codes), "mutation: its own error\n")
+    )
+    try:
+        argv = ["audit", "--target", "toy==1.0", "--target", "toy==2.0", "--profile", "ci"]
+        got = cli.main([*argv, "--seed", "1", "--out", str(tmp_path / "r"), "--no-peer"])
+    finally:
+        targets.unregister("toy")
+    out = capsys.readouterr().out
+    assert "toy-1.0: COULD NOT CHECK: mutation could not run (exit 3)" in out, out
+    assert "toy-2.0: mutation gate FAILS" in out
+    assert got == 2

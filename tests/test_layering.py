@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "ctxaudit.pytest_outcomes": 2,
     "ctxaudit.outcomes": 2,
     "ctxaudit.atomic": 2,
+    "ctxaudit.procs": 2,
     "ctxaudit.replay": 2,
     "ctxaudit.failure_output": 2,
     "ctxaudit.findings": 2,

@@ -34,8 +34,10 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from ctxaudit import atomic, procs
 from ctxaudit.matrix.chart import chart_svg
 from ctxaudit.matrix.model import (
+    COULD_NOT_CHECK,
     FAILS,
     HOLDS,
     KIND_ORDER,
@@ -51,6 +53,8 @@ from ctxaudit.matrix.model import (
     MatrixError,
     MutationSummary,
     NewFinding,
+    Skipped,
+    Unchecked,
     VersionReport,
     build,
     diff,
@@ -64,6 +68,7 @@ from ctxaudit.matrix.view import View, summary_lines
 from ctxaudit.templating import render
 
 __all__ = [
+    "COULD_NOT_CHECK",
     "FAILS",
     "HOLDS",
     "KIND_ORDER",
@@ -79,6 +84,8 @@ __all__ = [
     "MatrixError",
     "MutationSummary",
     "NewFinding",
+    "Skipped",
+    "Unchecked",
     "VersionReport",
     "build",
     "chart_svg",
@@ -107,14 +114,17 @@ def to_html(m: Matrix, out_dir: Path) -> str:
     return render("matrix.html.j2", view=View(m, out_dir), chart=Markup(chart_svg(m)))
 
 
-def write(matrix: Matrix, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``out_dir/matrix.md`` and ``out_dir/matrix.html``; links to each version's
-    reports are relative to ``out_dir``."""
+def write(matrix: Matrix, out_dir: Path, pause: bool = True) -> tuple[Path, Path]:
+    """Write ``out_dir/matrix.md`` and ``out_dir/matrix.html`` (each whole or not at all:
+    ``ctxaudit/atomic.py``); links to each version's reports are relative to ``out_dir``.
+    ``pause``: the fault-injection point between the two (``procs.pause``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     md = out_dir / "matrix.md"
     page = out_dir / "matrix.html"
-    md.write_text(to_markdown(matrix, out_dir))
-    page.write_text(to_html(matrix, out_dir))
+    atomic.write_text(md, to_markdown(matrix, out_dir))
+    if pause:
+        procs.pause("matrix-write")
+    atomic.write_text(page, to_html(matrix, out_dir))
     return md, page
 
 
@@ -134,11 +144,14 @@ def main(argv: Iterable[str] | None = None) -> int:
     if not dirs:
         print(f"ctxaudit.matrix: no */findings.json under {args.reports_dir}", file=sys.stderr)
         return 2
-    try:
-        matrix = build(dirs)
-    except MatrixError as exc:
-        print(f"ctxaudit.matrix: {exc}", file=sys.stderr)
+    matrix = build(dirs)
+    skipped = "; ".join(f"{s.dir.name}/{s.file}: {s.why}" for s in matrix.skipped)
+    if not matrix.versions:
+        print(f"ctxaudit.matrix: no readable report under {args.reports_dir}: {skipped}",
+              file=sys.stderr)  # fmt: skip
         return 2
+    if skipped:  # one line for all of them
+        print(f"ctxaudit.matrix: skipped {len(matrix.skipped)}: {skipped}", file=sys.stderr)
     md, page = write(matrix, args.out or args.reports_dir)
     print(f"{md}\n{page}")
     return 0

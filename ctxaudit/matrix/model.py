@@ -19,10 +19,20 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from ctxaudit.audit import PROPERTIES
+from ctxaudit.outcomes import COULD_NOT_CHECK as COULD_NOT_CHECK  # re-exported
+from ctxaudit.outcomes import FAILS as FAILS
+from ctxaudit.outcomes import HOLDS as HOLDS
+from ctxaudit.outcomes import NOT_CHECKED as NOT_CHECKED
 
-HOLDS, FAILS, NOT_CHECKED = "holds", "fails", "not checked"
-#: verdict -> (symbol, css class); the word itself is always shown too
-MARKS = {HOLDS: ("✓", "holds"), FAILS: ("✗", "fails"), NOT_CHECKED: ("–", "nc")}
+#: verdict -> (symbol, css class); the word itself is always shown too. "could not
+#: check" (ctxaudit's own error, a tree it cannot drive) is neither holds nor fails
+MARKS = {
+    HOLDS: ("✓", "holds"),
+    FAILS: ("✗", "fails"),
+    COULD_NOT_CHECK: ("?", "cnc"),
+    NOT_CHECKED: ("–", "nc"),
+}
+VERDICTS = frozenset(MARKS)
 #: mutation kinds in display order (docs/properties.md, section 4); other names sort after these
 KIND_ORDER = ("removed-write", "wrong-comparison", "other")
 #: mutation-testing-elements status -> status name used by ``mutation.report.score``.
@@ -41,6 +51,25 @@ class MatrixError(ValueError):
     """A report folder that cannot be read (one line, names the file)."""
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A report the matrix left out: it cannot be read or does not hold the expected
+    shape (a truncated or foreign file). ``dir`` is its version folder."""
+
+    dir: Path
+    file: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """What ctxaudit could not check on a version (``findings.json`` ``unchecked``)."""
+
+    nodeid: str
+    properties: tuple[str, ...]
+    why: str
+
+
 # --------------------------------------------------------------------------- model
 
 
@@ -53,6 +82,7 @@ class KnownFinding:
     repro: str
     registered: bool
     affects: bool
+    could_not_check: str = ""  # why its check said neither (then ``affects`` is False)
 
 
 @dataclass(frozen=True)
@@ -130,6 +160,7 @@ class VersionReport:
     fixes: list[FixState] = field(default_factory=list)
     attributed: int = 0
     fixed: FixedTree | None = None
+    unchecked: list[Unchecked] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -138,6 +169,22 @@ class VersionReport:
     @property
     def failing(self) -> list[str]:
         return [p for p, v in self.verdicts.items() if v == FAILS]
+
+    @property
+    def cannot_check(self) -> list[str]:
+        """The properties ctxaudit could not check on this version."""
+        return [p for p, v in self.verdicts.items() if v == COULD_NOT_CHECK]
+
+    @property
+    def outcome(self) -> str:
+        """fails (the target breaks a property), else could not check (ctxaudit could
+        not check something: a property, a known finding's check, the suite), else
+        holds; as ``TargetReport.outcome``."""
+        if self.failing:
+            return FAILS
+        if self.unchecked or self.cannot_check or (self.suite_error and not self.ok):
+            return COULD_NOT_CHECK
+        return HOLDS
 
     @property
     def affecting(self) -> list[KnownFinding]:
@@ -151,7 +198,7 @@ class VersionReport:
         """True affects, False checked and does not reproduce, None not checked."""
         for k in self.known:
             if k.id == finding_id:
-                return k.affects
+                return None if k.could_not_check else k.affects
         return None
 
 
@@ -218,6 +265,7 @@ class Matrix:
     versions: list[VersionReport]
     changes: list[Change] = field(default_factory=list)
     known: list[KnownRow] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # reports left out, and why
 
     @property
     def targets(self) -> list[str]:
@@ -259,8 +307,23 @@ def _s(d: dict[str, Any], key: str, default: str = "") -> str:
     return default if value is None else str(value)
 
 
-def load_version(path: Path) -> VersionReport:
-    """One target version from its folder (or its ``findings.json``)."""
+def _shape(data: dict[str, Any], file: Path) -> None:
+    """The parts of findings.json the matrix reads, checked for their type."""
+    for key in ("verdicts", "fixed"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise MatrixError(f"{file}: {key} is not an object")
+    for key in ("known", "findings", "fixes", "attributed", "unchecked"):
+        if data.get(key) is not None and not isinstance(data[key], list):
+            raise MatrixError(f"{file}: {key} is not a list")
+    bad = sorted({str(v) for v in (data.get("verdicts") or {}).values()} - VERDICTS)
+    if bad:
+        raise MatrixError(f"{file}: unknown verdict {bad[0]!r}")
+
+
+def load_version(path: Path, mutation: bool = True) -> VersionReport:
+    """One target version from its folder (or its ``findings.json``), with its
+    ``mutation.json`` when there is one and ``mutation``. MatrixError (one line, names
+    the file) when it cannot be read or does not hold the expected shape."""
     file = path if path.is_file() else path / "findings.json"
     try:
         data = json.loads(file.read_text())
@@ -268,6 +331,30 @@ def load_version(path: Path) -> VersionReport:
         raise MatrixError(f"{file}: cannot read findings.json ({exc})") from None
     if not isinstance(data, dict) or "target" not in data or "version" not in data:
         raise MatrixError(f"{file}: not an audit findings.json (no target/version)")
+    _shape(data, file)
+    try:
+        report = _version(data, file)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise MatrixError(
+            f"{file}: does not hold the expected shape ({type(exc).__name__}: {exc})"
+        ) from None
+    if mutation and (file.parent / "mutation.json").exists():
+        report.mutation = _mutation(file.parent / "mutation.json")
+    return report
+
+
+def _mutation(path: Path) -> MutationSummary:
+    try:
+        return load_mutation(path)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        if isinstance(exc, MatrixError):
+            raise
+        raise MatrixError(
+            f"{path}: does not hold the expected shape ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _version(data: dict[str, Any], file: Path) -> VersionReport:
     verdicts = {str(k): str(v) for k, v in (data.get("verdicts") or {}).items()}
     known = [
         KnownFinding(
@@ -277,7 +364,8 @@ def load_version(path: Path) -> VersionReport:
             region=_s(k, "region"),
             repro=_s(k, "repro"),
             registered=bool(k.get("registered")),
-            affects=bool(k.get("affects")),
+            affects=bool(k.get("affects")) and not k.get("could_not_check"),
+            could_not_check=_s(k, "could_not_check"),
         )
         for k in data.get("known") or []
         if isinstance(k, dict)
@@ -292,10 +380,23 @@ def load_version(path: Path) -> VersionReport:
         for f in data.get("findings") or []
         if isinstance(f, dict)
     ]
+    unchecked = [
+        Unchecked(
+            nodeid=_s(u, "nodeid"),
+            properties=tuple(str(p) for p in u.get("properties") or []),
+            why=_s(u, "why"),
+        )
+        for u in data.get("unchecked") or []
+        if isinstance(u, dict)
+    ]
     exit_status = int(data.get("exit_status", 0))
     ok = data.get("ok")
     if not isinstance(ok, bool):
-        ok = exit_status == 0 and FAILS not in verdicts.values()
+        ok = (
+            exit_status == 0
+            and not unchecked
+            and all(v in (HOLDS, NOT_CHECKED) for v in verdicts.values())
+        )
     seed = data.get("seed")
     report = VersionReport(
         target=str(data["target"]),
@@ -309,6 +410,7 @@ def load_version(path: Path) -> VersionReport:
         verdicts=verdicts,
         known=known,
         findings=findings,
+        unchecked=unchecked,
     )
     report.fixes = [
         FixState(
@@ -334,9 +436,6 @@ def load_version(path: Path) -> VersionReport:
             elapsed_s=float(fixed.get("elapsed_s") or 0.0),
             seeds=tuple(fixed.get("seeds") or ()),
         )
-    mutation = file.parent / "mutation.json"
-    if mutation.exists():
-        report.mutation = load_mutation(mutation)
     return report
 
 
@@ -411,7 +510,9 @@ def load_mutation(path: Path) -> MutationSummary:
 def diff(a: VersionReport, b: VersionReport) -> Change:
     """What changed from ``a`` to ``b`` (same target). Known findings are compared
     only where both versions checked them."""
-    both = [k.id for k in b.known if a.known_state(k.id) is not None]
+    both = [
+        k.id for k in b.known if a.known_state(k.id) is not None and b.known_state(k.id) is not None
+    ]
     appeared = [i for i in both if b.known_state(i) and not a.known_state(i)]
     fixed = [i for i in both if a.known_state(i) and not b.known_state(i)]
     props = list(dict.fromkeys([*a.verdicts, *b.verdicts]))
@@ -460,9 +561,29 @@ def _known_rows(versions: list[VersionReport]) -> list[KnownRow]:
 
 
 def build(report_dirs: Sequence[Path]) -> Matrix:
-    """The matrix of the given report folders (or their ``findings.json`` files)."""
-    versions = sorted((load_version(Path(d)) for d in report_dirs), key=_sort_key)
-    m = Matrix(versions)
+    """The matrix of the given report folders (or their ``findings.json`` files). A
+    folder whose findings.json cannot be read or does not hold the expected shape is
+    left out, and so is a mutation.json like that (the version stays, without its
+    mutation score): each is listed in ``Matrix.skipped``, never a reason to fail."""
+    loaded: list[VersionReport] = []
+    skipped: list[Skipped] = []
+    for d in report_dirs:
+        path = Path(d)
+        folder = path.parent if path.is_file() else path
+        try:
+            v = load_version(path, mutation=False)
+        except MatrixError as exc:
+            skipped.append(Skipped(folder, "findings.json", str(exc)))
+            continue
+        mutation = v.dir / "mutation.json"
+        if mutation.exists():
+            try:
+                v.mutation = _mutation(mutation)
+            except MatrixError as exc:
+                skipped.append(Skipped(folder, "mutation.json", str(exc)))
+        loaded.append(v)
+    versions = sorted(loaded, key=_sort_key)
+    m = Matrix(versions, skipped=skipped)
     for target in m.targets:
         vs = m.of(target)
         m.changes += [diff(a, b) for a, b in zip(vs, vs[1:], strict=False)]

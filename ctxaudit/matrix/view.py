@@ -16,7 +16,9 @@ from urllib.parse import quote
 
 from ctxaudit.audit import PROPERTIES
 from ctxaudit.matrix.model import (
+    COULD_NOT_CHECK,
     FAILS,
+    HOLDS,
     MARKS,
     NOT_CHECKED,
     Change,
@@ -52,16 +54,24 @@ def summary_lines(m: Matrix) -> list[str]:
     if not m.versions:
         return ["No reports found."]
     per = ", ".join(f"{len(m.of(t))} {t} ({_version_span(m.of(t))})" for t in m.targets)
-    failing = [v for v in m.versions if not v.ok]
+    failing = [v for v in m.versions if v.outcome == FAILS]
+    unchecked = [v for v in m.versions if v.outcome == COULD_NOT_CHECK]
     out = [f"{plural(len(m.versions), 'target version')} audited: {per}."]
     if failing:
-        names = ", ".join(
-            v.label + (" (suite error)" if v.suite_error else f" ({len(v.failing)} failing)")
-            for v in failing
-        )
+        names = ", ".join(f"{v.label} ({len(v.failing)} failing)" for v in failing)
         out.append(f"{len(failing)} of {len(m.versions)} fail: {names}.")
-    else:
+    if unchecked:
+        names = ", ".join(f"{v.label} ({View.first_reason(v)})" for v in unchecked)
+        out.append(
+            f"ctxaudit could not check {len(unchecked)} of {len(m.versions)} (neither holds "
+            f"nor fails): {names}."
+        )
+    if not failing and not unchecked:
         out.append("Every property holds on every version.")
+    if m.skipped:
+        out.append(
+            f"Left out, unreadable: {', '.join(f'{s.dir.name}/{s.file}' for s in m.skipped)}."
+        )
     if failing:
         worst = max(failing, key=lambda v: (len(v.failing), len(v.findings), v.label))
         props = Counter(p for v in m.versions for p in v.failing)
@@ -118,7 +128,36 @@ class View:
 
     @property
     def failing(self) -> bool:
-        return any(not v.ok for v in self.m.versions)
+        """Some version fails or could not be checked: the page does not say PASS."""
+        return any(v.outcome != HOLDS for v in self.m.versions)
+
+    @property
+    def banner(self) -> str:
+        """The page's one-word verdict: FAIL, COULD NOT CHECK or PASS."""
+        outcomes = {v.outcome for v in self.m.versions}
+        if FAILS in outcomes:
+            return "✗ FAIL"
+        if COULD_NOT_CHECK in outcomes:
+            return "? COULD NOT CHECK"
+        return "✓ PASS"
+
+    @staticmethod
+    def first_reason(v: VersionReport) -> str:
+        """Why ctxaudit could not check (the first thing it could not)."""
+        if v.unchecked:
+            return v.unchecked[0].why or "?"
+        if v.suite_error:
+            return f"the suite did not run (exit status {v.exit_status})"
+        return f"could not check {', '.join(v.cannot_check)}"
+
+    @staticmethod
+    def status_cell(v: VersionReport) -> tuple[str, str]:
+        """(verdict for the mark and colour, word) of a version's status cell."""
+        if v.outcome == FAILS:
+            return FAILS, "FAILS"
+        if v.outcome == COULD_NOT_CHECK:
+            return COULD_NOT_CHECK, "could not check"
+        return HOLDS, "ok"
 
     def names(self, target: str) -> dict[str, str]:
         return PROPERTIES.get(target, {})
@@ -221,11 +260,12 @@ class View:
 
     @staticmethod
     def status(v: VersionReport) -> str:
-        if v.suite_error:
-            return f"SUITE ERROR (exit status {v.exit_status})"
-        if v.ok:
-            return "all properties hold"
-        return f"FAILS ({', '.join(v.failing)})"
+        if v.outcome == FAILS:
+            more = f"; could not check {', '.join(v.cannot_check)}" if v.cannot_check else ""
+            return f"FAILS ({', '.join(v.failing)}{more})"
+        if v.outcome == COULD_NOT_CHECK:
+            return f"COULD NOT CHECK: {View.first_reason(v)}"
+        return "all properties hold"
 
     @staticmethod
     def run(v: VersionReport) -> str:

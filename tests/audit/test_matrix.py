@@ -403,6 +403,90 @@ def test_cli_no_reports_and_bad_report(tmp_path: Path, capsys: pytest.CaptureFix
     bad = tmp_path / "gitreins-1.0.0"
     bad.mkdir()
     (bad / "findings.json").write_text("{not json")
-    assert matrix.main([str(tmp_path)]) == 2
+    assert matrix.main([str(tmp_path)]) == 2  # nothing readable: nothing to write
     err = capsys.readouterr().err
     assert "gitreins-1.0.0/findings.json" in err and len(err.strip().splitlines()) == 1
+    good = tmp_path / "gitreins-1.1.0"
+    good.mkdir()
+    (good / "findings.json").write_text(json.dumps(_findings("gitreins", "1.1.0")))
+    assert matrix.main([str(tmp_path)]) == 0  # the readable one is written, the other named
+    err = capsys.readouterr().err
+    assert "gitreins-1.0.0/findings.json" in err and len(err.strip().splitlines()) == 1
+    assert "gitreins-1.0.0/findings.json" in (tmp_path / "matrix.md").read_text()
+
+
+# -- the third outcome: ctxaudit could not check ------------------------------------------
+
+
+def _cnc_reports(tmp_path: Path) -> Path:
+    """ledger 1.0 holds; 1.1 could not be checked on S2 (ctxaudit's own error); 1.2 fails
+    S1 and could not check S2."""
+    why = "AttributeError: 'NoneType' object has no attribute 'rows' (ctxaudit's own code)"
+    for version, verdicts, unchecked in [
+        ("1.0", {"S1": "holds", "S2": "holds"}, []),
+        ("1.1", {"S1": "holds", "S2": "could not check"}, [("test_s2", ["S2"], why)]),
+        ("1.2", {"S1": "fails", "S2": "could not check"}, [("test_s2", ["S2"], why)]),
+    ]:
+        data = _findings("ledger", version, verdicts=verdicts)
+        data.pop("ok", None)  # read from verdicts and unchecked, as an older report has none
+        data["exit_status"] = 1 if "fails" in verdicts.values() else 0
+        data["unchecked"] = [{"nodeid": n, "properties": p, "why": w} for n, p, w in unchecked]
+        _write(tmp_path, data)
+    return tmp_path
+
+
+def test_could_not_check_is_its_own_verdict(tmp_path: Path) -> None:
+    m = matrix.build(matrix.find_reports(_cnc_reports(tmp_path)))
+    v10, v11, v12 = (_by(m, v) for v in ("1.0", "1.1", "1.2"))
+    assert (v10.outcome, v11.outcome, v12.outcome) == ("holds", "could not check", "fails")
+    assert not v11.ok and v11.failing == [] and v11.cannot_check == ["S2"]
+    assert v11.unchecked[0].nodeid == "test_s2"
+    md, html = (p.read_text() for p in matrix.write(m, tmp_path, pause=False))
+    grid = md.split("## Verdicts: ledger")[1].split("##")[0]
+    status = next(ln for ln in grid.splitlines() if ln.startswith("| **status**"))
+    assert status == "| **status** | ok | could not check | **FAILS** |"
+    s2 = next(ln for ln in grid.splitlines() if ln.startswith("| S2"))
+    assert s2.endswith("| ✓ holds | ? could not check | ? could not check |")
+    assert "### ledger 1.1: COULD NOT CHECK: AttributeError" in md
+    assert "### ledger 1.2: FAILS (S1; could not check S2)" in md
+    assert "S2: ✓ holds → ? could not check" in md  # a change between versions
+    assert "ctxaudit could not check 1 of 3" in md and "Every property holds" not in md
+    assert '<td class="c cnc">? could not check</td>' in html
+    assert '<span class="cnc">? could not check</span>' in html
+    assert "✗ FAIL:" in html
+
+
+def test_a_matrix_where_nothing_fails_but_something_could_not_check_does_not_pass(
+    tmp_path: Path,
+) -> None:
+    _cnc_reports(tmp_path)
+    shutil.rmtree(tmp_path / "ledger-1.2")
+    m = matrix.build(matrix.find_reports(tmp_path))
+    md, html = (p.read_text() for p in matrix.write(m, tmp_path, pause=False))
+    assert "? COULD NOT CHECK:" in html and "✓ PASS" not in html
+    assert "Every property holds on every version" not in md
+
+
+def test_a_known_finding_that_could_not_be_checked_is_not_claimed_fixed(tmp_path: Path) -> None:
+    for version, entry in [
+        ("1.0", {"affects": True}),
+        ("1.1", {"affects": False, "could_not_check": "the check did not run"}),
+    ]:
+        known = [{"id": "K1", "property": "S1", "summary": "s", "region": "r", "repro": "t",
+                  "registered": False, **entry}]  # fmt: skip
+        _write(tmp_path, _findings("ledger", version, known=known))
+    m = matrix.build(matrix.find_reports(tmp_path))
+    assert _by(m, "1.1").known_state("K1") is None
+    assert m.changes[0].fixed == [] and m.known[0].runs() == [("1.0", "1.0", None)]
+
+
+def test_an_unreadable_report_is_skipped_and_named(tmp_path: Path) -> None:
+    _write(tmp_path, _findings("ledger", "1.0"))
+    (tmp_path / "ledger-0.9").mkdir()
+    (tmp_path / "ledger-0.9" / "findings.json").write_text('{"target": "ledger", "ver')
+    m = matrix.build(matrix.find_reports(tmp_path))
+    assert [v.version for v in m.versions] == ["1.0"]
+    (skipped,) = m.skipped
+    assert skipped.dir.name == "ledger-0.9" and "cannot read findings.json" in skipped.why
+    md = matrix.to_markdown(m, tmp_path)
+    assert "## Reports left out" in md and "`ledger-0.9/findings.json`" in md
