@@ -3,10 +3,12 @@ check every property on the fully fixed tree over the whole input space, and
 attribute each failure of the unfixed tree to the finding whose fix explains it.
 
 1. Each known finding that reproduces on the version gets its fix (``ctxaudit/fixes``)
-   applied alone to a copy of the tree. Its regression test asserts the finding, so the
-   fix is verified when that test passes without the fix (phase 1) and fails with an
-   ``AssertionError`` with it. A fix with no form for the version, or whose edits do not
-   apply, is reported with the reason.
+   applied alone to a copy of the tree, in the form the tree's text takes
+   (``ctxaudit.fixes.choose``: the first form whose edits all apply; the version only
+   orders the tries). Its regression test asserts the finding, so the fix is verified
+   when that test passes without the fix (phase 1) and fails with an ``AssertionError``
+   with it. A fix none of whose forms applies is reported with, per form, the edit that
+   did not match.
 2. All fixes that apply together make the *fully fixed* tree; every suite runs on it
    with no region left out (``CTXAUDIT_FINDINGS=none``, or the target's own variable:
    ``Target.copy_env``), same profile and seed; only a finding no fix can be verified
@@ -27,6 +29,13 @@ A replay is only evidence when it is the same example and it fails without the f
   (``ctxaudit.replay.ran_through``): a state machine whose failing step now passes runs
   out of data right after it, which counts; a replay that misaligned does not.
 
+Three outcomes, never confused: a test record with a ``could_not_check`` key (ctxaudit's
+own error in that run: its harness, an environment; ``ctxaudit/pytest_results.py``) is
+no evidence either way. A regression run that ended so leaves its fix "not verified:
+could not check (why)", never verified nor "does not make the property hold"; a replay
+that ended so explains nothing and reproduces nothing; on the fully fixed tree the
+properties of such tests are "could not check" (``judge``), and the tree is not "ok".
+
 Each attribution can be rerun alone: ``bin/ctxaudit attribute`` (:func:`attribute`)
 builds the unfixed and the single-fix copies and replays the example on both.
 """
@@ -41,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import fixes as fixlib
+from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS
 from ctxaudit.replay import parse_blob, ran_through
 from ctxaudit.target_report import Finding, TargetReport, extract_findings, heading, judge
 
@@ -54,18 +64,25 @@ VERIFIED = "fix verified"
 
 
 def _outcomes(tests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each test's record: its call, or the last phase that failed (a setup or teardown
+    error, which carries its ``could_not_check``, wins over the call)."""
     return {t["nodeid"]: t for t in tests if t["when"] == "call" or t["outcome"] == "failed"}
+
+
+def _unchecked(test: dict[str, Any] | None) -> str:
+    """Why ctxaudit could not check this test's run ("" when it could)."""
+    return str(test.get("could_not_check") or "") if test is not None else ""
 
 
 def _explained(test: dict[str, Any] | None) -> bool:
     """The replayed failure did not happen: the example ran to its end without failing,
-    drawn as recorded (``ctxaudit.replay.ran_through``)."""
-    return test is not None and ran_through(test)
+    drawn as recorded (``ctxaudit.replay.ran_through``), in a run ctxaudit could check."""
+    return test is not None and not _unchecked(test) and ran_through(test)
 
 
 def _reproduced(test: dict[str, Any] | None, failure: Finding) -> bool:
     """The replay failed with the failure's own message (the control, on the unfixed tree)."""
-    if test is None or test["outcome"] != "failed" or _explained(test):
+    if test is None or _unchecked(test) or test["outcome"] != "failed" or _explained(test):
         return False
     text = test.get("longrepr", "")
     if "DidNotReproduce" in text:
@@ -140,7 +157,9 @@ def fix_audit(
     environment), and a property holds there only when it holds under every one.
 
     What differs between targets comes from the target (``ctxaudit.targets``), never
-    from its name: ``version_name`` is the name the fixes' forms are matched against
+    from its name: ``version_name`` is the name that orders the forms a fix tries (the
+    forms that name it first; each fix takes the first form whose edits apply to the
+    tree: ``ctxaudit.fixes.choose``) and chooses a form with a ``reason``
     (``Target.fix_version``; default the report's version), ``leave_out`` the
     environment of a run on a copy of the tree that leaves out the given findings'
     regions (``Target.copy_env``; default ``CTXAUDIT_FINDINGS``), ``fixed_suites`` what
@@ -177,7 +196,10 @@ def fix_audit(
                 row["status"] = "no fix"
                 row["detail"] = "ctxaudit/fixes holds no fix for this finding yet"
                 continue
-            form = fix.form_for(version)
+            try:  # the form the tree's text takes; a reason form is written for versions
+                form: fixlib.Form | None = fixlib.choose(fix, root, version)
+            except fixlib.NotApplied:
+                form = None  # fixed_copy reports why
             if form is not None and form.reason:
                 row["status"] = "no fix"
                 row["detail"] = f"no fix can be verified on this version: {form.reason}"
@@ -219,6 +241,11 @@ def fix_audit(
             row = rows[fid]
             if test is None:
                 row["status"], row["detail"] = "not verified", "its regression test did not run"
+            elif _unchecked(test):  # no verdict either way: ctxaudit's own error
+                row["status"], row["detail"] = (
+                    "not verified",
+                    f"could not check ({_unchecked(test)})",
+                )
             elif test["outcome"] == "passed":
                 row["status"] = "does not make the property hold"
                 row["detail"] = "its regression test still reproduces the finding with the fix"
@@ -237,8 +264,10 @@ def fix_audit(
         if combined:
             patches.mkdir(parents=True, exist_ok=True)
             (patches / "combined.patch").write_text(combined)
+        none_applied = "" if full.applied else _why_no_fixes(report, rows)
         if ticker:
-            ticker(f"properties on the fixed tree ({len(full.applied)} fixes)")
+            count = f"{len(full.applied)} fixes" + (f": {none_applied}" if none_applied else "")
+            ticker(f"properties on the fixed tree ({count[:300]})")
         runs = list(dict.fromkeys([report.seed, *seeds]))
         tests = []
         for n, seed in enumerate(runs, 1):
@@ -253,8 +282,10 @@ def fix_audit(
             seed=report.seed, elapsed_s=0.0, exit_status=0, tests=tests,
         )  # fmt: skip
         judge(fixed, props)
-        if not tests:
-            fixed.findings.append(Finding([], "the suite did not run on the fixed tree", "-", ""))
+        if not tests:  # ctxaudit's run, not the tree: no verdict on any property
+            why = "the suite did not run on the fixed tree"
+            fixed.unchecked.append({"nodeid": "-", "properties": list(props), "why": why})
+            fixed.verdicts = {p: COULD_NOT_CHECK for p in props}
         # a failure that goes away when one fix is left out: that fix breaks it
         blamed: list[list[str]] = [[] for _ in fixed.findings]
         if fixed.findings and len(full.applied) > 0 and tests:
@@ -279,12 +310,18 @@ def fix_audit(
 
     # attribution of the unfixed tree's failures
     report.findings = []
-    for f, who, again in zip(failures, owners, reproduces, strict=True):
+    for f, who, again, control_run in zip(failures, owners, reproduces, replayed, strict=True):
         f.owners = who
         if who:
             f.attribution = "explained by the fix of " + " and of ".join(who)
             f.rerun = attribute_command(report, f, who[0], unfixed_left_out)
             report.attributed.append(f)
+        elif _unchecked(control_run):
+            f.attribution = (
+                "new: not attributed, ctxaudit could not check its replay on an unfixed copy "
+                f"of the tree (the control: {_unchecked(control_run)})"
+            )
+            report.findings.append(f)
         elif not again:
             f.attribution = (
                 "new: not attributed, its replay does not fail on an unfixed copy of the "
@@ -297,19 +334,55 @@ def fix_audit(
             report.findings.append(f)
     report.fixes = [
         {**rows.get(k["id"], {}), "id": k["id"], "property": k["property"]}
-        | ({} if k["affects"] else {"status": "not needed", "detail": "does not reproduce"})
+        | ({} if k["affects"] else _not_affecting(k))
         for k in report.known
     ]
     report.fixed = {
         "applied": full.applied,
+        "none_applied": none_applied,
         "combined_patch": "fixes/combined.patch" if combined else "",
         "verdicts": fixed.verdicts,
         "findings": [dataclasses.asdict(f) for f in fixed.findings],
-        "ok": not fixed.findings and "fails" not in fixed.verdicts.values(),
+        "unchecked": fixed.unchecked,
+        "ok": (
+            not fixed.findings
+            and not fixed.unchecked  # its tests' properties read "could not check"
+            and FAILS not in fixed.verdicts.values()
+        ),
         "seeds": runs,
         "left_out": unfixable,
         "elapsed_s": round(time.monotonic() - started, 1),
     }
+
+
+def _not_affecting(known: dict[str, Any]) -> dict[str, str]:
+    """The row of a known finding the audit did not see reproduce: not needed, or (its
+    check was ctxaudit's own error) could not check."""
+    why = known.get("could_not_check")
+    if why:
+        return {
+            "status": "not verified",
+            "detail": f"could not check whether it reproduces ({why})",
+        }
+    return {"status": "not needed", "detail": "does not reproduce"}
+
+
+def _why_no_fixes(report: TargetReport, rows: dict[str, dict[str, Any]]) -> str:
+    """Why the fully fixed tree has no fix applied, in words: no known finding was seen to
+    reproduce (and which could not be checked), or each reproducing finding's reason."""
+    if not rows:
+        unknown = [k for k in report.known if k.get("could_not_check")]
+        if not report.known:
+            return "no known finding is registered for this target"
+        why = "no known finding reproduces on this version"
+        if unknown:
+            why += "; ctxaudit could not check " + "; ".join(
+                f"{k['id']} ({k['could_not_check']})" for k in unknown
+            )
+        return why
+    return "no fix applies: " + "; ".join(
+        f"{fid} ({row['status']}: {row['detail']})" for fid, row in rows.items()
+    )
 
 
 def _not_verified(test: dict[str, Any]) -> str:

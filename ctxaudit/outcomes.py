@@ -120,6 +120,8 @@ def could_not_check(exc: BaseException) -> str | None:
 
 
 def _leaf_could_not_check(exc: BaseException) -> str | None:
+    if _is_replay_answer(exc):
+        return None
     for link in _chain(exc):
         if isinstance(link, CouldNotCheck):
             where = _raised_in(link.__traceback__)[1]
@@ -140,8 +142,20 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _is_hypothesis_error(exc: BaseException) -> bool:
+    """Hypothesis' own errors, but for the answer of a replay (:func:`_is_replay_answer`)."""
     errors = sys.modules.get("hypothesis.errors")
-    return errors is not None and isinstance(exc, errors.HypothesisException)
+    return (
+        errors is not None
+        and isinstance(exc, errors.HypothesisException)
+        and not _is_replay_answer(exc)
+    )
+
+
+def _is_replay_answer(exc: BaseException) -> bool:
+    """``DidNotReproduce``: in a replay of a shrunk example (``ctxaudit.replay``, the
+    fix audit) it is the answer "the example no longer fails", which the replay reads."""
+    errors = sys.modules.get("hypothesis.errors")
+    return errors is not None and isinstance(exc, errors.DidNotReproduce)
 
 
 def _is_pytest_fail(exc: BaseException) -> bool:

@@ -19,6 +19,12 @@ _DONE = "    should_generate_topic_summary = (\n"
 _IMPORT = "from utils.conversations import append_turn_items_to_conversation\n"
 
 
+def _client(api: str) -> tuple[tuple[str, str], ...]:
+    """The import of the client of ``api`` (OGX's or llama-stack's): which form a tree
+    takes (the edited lines are the same in both)."""
+    return ((_STREAMING, f"from {api.replace('_api', '_client')} import "),)
+
+
 def _edits(api: str) -> tuple[Edit, ...]:
     """The edits, with ``api`` the package the tree's ``OpenAIResponseMessage`` comes from."""
     return (
@@ -48,9 +54,17 @@ FIX = Fix(
     why="compacted /v1/streaming_query sends the explicit input and stores the completed turn",
     forms=(
         # the 0.7 line has main's lines (verified on 0.7.0rc1)
-        Form(versions=frozenset({MAIN, *RELEASE_07}), edits=_edits("ogx_api")),
+        Form(
+            versions=frozenset({MAIN, *RELEASE_07}),
+            edits=_edits("ogx_api"),
+            anchors=_client("ogx_api"),
+        ),
         # 0.6: the same lines; the server is llama-stack
-        Form(versions=RELEASE_06, edits=_edits("llama_stack_api")),
+        Form(
+            versions=RELEASE_06,
+            edits=_edits("llama_stack_api"),
+            anchors=_client("llama_stack_api"),
+        ),
     ),
 )
 # ruff: noqa: E501  (edits quote the target's lines verbatim)

@@ -232,3 +232,11 @@ def test_a_case_child_killed_from_outside_is_could_not_check(
     monkeypatch.setattr(cfg, "_work", _broken)
     with pytest.raises(CouldNotCheck, match="in the case's child: TypeError: an adapter bug"):
         cfg._forked_run([str(ROOT), "{}"])
+
+
+def test_a_replay_that_no_longer_fails_is_an_answer_not_an_error() -> None:
+    """In a replay of a shrunk example, Hypothesis' DidNotReproduce says the example
+    passes now (the fix audit reads it): not ctxaudit's error."""
+    from hypothesis.errors import DidNotReproduce
+
+    assert could_not_check(DidNotReproduce("Expected the test to raise an error")) is None
