@@ -141,19 +141,26 @@ class Lightspeed(BaseTarget):
 
     def findings_check(self, target: Described, tmp: Path) -> FindingsCheck:
         """Each known finding's fixed program on the tree: registered when its program
-        ran, affecting when the tree reproduces it (the test writes which do)."""
+        ran, affecting when the tree reproduces it (the test writes which do). A program
+        that ended in ctxaudit's own error (the record's ``could_not_check``: finding id
+        -> why) is neither: its entry says why ctxaudit could not check it."""
         repro = tmp / "reproduction.json"
 
         def read(outcome: Mapping[str, str]) -> list[dict[str, Any]]:
             shown = json.loads(repro.read_text()) if repro.exists() else {}
-            return [
-                known_entry(
+            unchecked: dict[str, str] = shown.get("could_not_check") or {}
+            known = []
+            for f in self.findings():
+                why = unchecked.get(f.id)
+                entry = known_entry(
                     f,
-                    registered=outcome.get(f.repro) in ("passed", "failed"),
-                    affects=f.id in shown.get("reproducing", []),
+                    registered=why is None and outcome.get(f.repro) in ("passed", "failed"),
+                    affects=why is None and f.id in shown.get("reproducing", []),
                 )
-                for f in self.findings()
-            ]
+                if why is not None:
+                    entry["could_not_check"] = why
+                known.append(entry)
+            return known
 
         return FindingsCheck([FINDINGS_TESTS], {REPRODUCTION_ENV: str(repro)}, read)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import shutil
@@ -26,24 +27,22 @@ import sqlite3
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ctxaudit.targets.lightspeed import a2a_client
+from ctxaudit.outcomes import CouldNotCheck, observing
 from ctxaudit.targets.lightspeed.fake_llm import MODEL_ID, Call, FakeLLM, Reply
-from ctxaudit.targets.lightspeed.wire import (
-    ItemView,
-    Response,
-    StreamingASGITransport,
-    absorb,
-    content_text,
-    output_text,
-    sse,
-)
+
+if TYPE_CHECKING:
+    from ctxaudit.targets.lightspeed.wire import ItemView, Response
+
+# The HTTP side (``wire``, ``a2a_client``: httpx) is imported where a running service
+# uses it, so that :func:`iter_items` is importable, and tested, outside a tree's
+# environment (ctxaudit's own has no httpx).
 
 T = TypeVar("T")
 PROVIDER_ID = "fake"
@@ -240,6 +239,8 @@ class Service:
         self.app = importlib.import_module("app.main").app
         import httpx
 
+        from ctxaudit.targets.lightspeed.wire import StreamingASGITransport
+
         self._lifespan = self.app.router.lifespan_context(self.app)
         self.run(self._lifespan.__aenter__())
         self.http = httpx.AsyncClient(
@@ -289,7 +290,8 @@ class Service:
             if self.writes_fail:
                 self.failed_writes += 1
                 raise sqlite3.OperationalError("database is locked (ctxaudit: injected)")
-            return await create(*args, **kwargs)
+            created = create(*args, **kwargs)  # the client's own shape, awaited or not
+            return await created if inspect.isawaitable(created) else created
 
         items.create = create_or_fail
 
@@ -320,6 +322,8 @@ class Service:
     # -- requests ----------------------------------------------------------------
 
     async def _post_json(self, path: str, payload: dict[str, Any]) -> Response:
+        from ctxaudit.targets.lightspeed.wire import Response
+
         reply = await self.http.post(path, json=payload)
         try:
             body = reply.json()
@@ -357,6 +361,8 @@ class Service:
             payload["previous_response_id"] = previous_response_id
         response = self.run(self._post_json("/v1/responses", payload))
         if response.status == 200 and isinstance(response.body, dict):
+            from ctxaudit.targets.lightspeed.wire import output_text
+
             response.answer = output_text(response.body.get("output") or [])
             response.conversation = response.body.get("conversation")
             response.response_id = response.body.get("id")
@@ -371,6 +377,8 @@ class Service:
         new context is mapped to it first (:func:`.a2a_client.link`); with
         neither, the tree starts a conversation for a new context.
         """
+        from ctxaudit.targets.lightspeed import a2a_client
+
         if context is None and conversation:
             context = str(uuid.uuid4())
             self.run(a2a_client.link(context, conversation))
@@ -395,6 +403,8 @@ class Service:
     async def _stream(
         self, path: str, payload: dict[str, Any], stop_after: int | None, interrupt: bool
     ) -> Response:
+        from ctxaudit.targets.lightspeed.wire import Response, absorb, sse
+
         response = Response(status=0)
         deltas = 0
         async with self.http.stream("POST", path, json=payload) as reply:
@@ -425,20 +435,99 @@ class Service:
 
     async def _items(self, conversation: str) -> list[ItemView]:
         conv = conversation if conversation.startswith("conv_") else f"conv_{conversation}"
-        views: list[ItemView] = []
-        async for item in self.ogx.conversations.items.list(conv, order="asc", limit=100):
-            if getattr(item, "type", None) != "message":
-                views.append(ItemView(str(getattr(item, "type", "?")), "", ""))
-                continue
-            role = str(getattr(item, "role", ""))
-            text = content_text(getattr(item, "content", None))
-            if text.startswith(self.sentinel):
-                views.append(ItemView("summary", role, text[len(self.sentinel) :].strip()))
-            else:
-                if self.interrupted_suffix and text.endswith(self.interrupted_suffix):
-                    text = text[: -len(self.interrupted_suffix)]  # the tree's own notice
-                views.append(ItemView("input" if role == "user" else "output", role, text))
-        return views
+
+        def page_after(cursor: str) -> Any:
+            return self.ogx.conversations.items.list(conv, order="asc", limit=100, after=cursor)
+
+        with observing("conversation items"):
+            listing = self.ogx.conversations.items.list(conv, order="asc", limit=100)
+            return [self._view(item) for item in await iter_items(listing, page_after)]
+
+    def _view(self, item: Any) -> ItemView:
+        from ctxaudit.targets.lightspeed.wire import ItemView, content_text
+
+        if item.type != "message":
+            return ItemView(str(item.type), "", "")
+        role = str(getattr(item, "role", ""))
+        text = content_text(getattr(item, "content", None))
+        if text.startswith(self.sentinel):
+            return ItemView("summary", role, text[len(self.sentinel) :].strip())
+        if self.interrupted_suffix and text.endswith(self.interrupted_suffix):
+            text = text[: -len(self.interrupted_suffix)]  # the tree's own notice
+        return ItemView("input" if role == "user" else "output", role, text)
+
+
+#: pages :func:`iter_items` follows at most (100 items a page: far past any conversation
+#: a test builds); a listing that goes on is a client the harness does not understand
+MAX_PAGES = 1000
+
+
+async def iter_items(listing: Any, page_after: Callable[[str], Any]) -> list[Any]:
+    """Every item of a conversation, from what the OGX client's ``items.list`` returned.
+
+    The shapes a client returns, each seen in a client the trees use or may use:
+
+    - an async iterator: llama-stack-client 0.6 and ogx-client 1.0-1.1 return an
+      ``AsyncPaginator``, which pages through ``has_more`` and ``after=`` by itself
+      (it is awaitable too; iterating it is what follows the pages);
+    - an awaitable (a coroutine) that returns one of these shapes;
+    - a page: ``data`` (a list of items), ``has_more`` and, when more follow, the
+      cursor of the next page: ``last_id`` (ogx-client's ``OpenAICursorPage``) or else
+      the id of the page's last item; ``page_after(cursor)`` asks for that page;
+    - a sync iterable of items (a list; a sync client's auto-paginating page).
+
+    Each item must carry a ``type``. Anything else raises :class:`CouldNotCheck`
+    naming the shape: the harness cannot say what the conversation holds.
+    """
+    items: list[Any] = []
+    cursors: set[str] = set()
+    for _ in range(MAX_PAGES):
+        if hasattr(listing, "__aiter__"):
+            items += [item async for item in listing]
+            return _checked(items)
+        if inspect.isawaitable(listing):
+            listing = await listing
+            continue
+        data = getattr(listing, "data", None)
+        if isinstance(data, list | tuple):
+            items += data
+            if not getattr(listing, "has_more", False):
+                return _checked(items)
+            cursor = getattr(listing, "last_id", None) or (
+                getattr(data[-1], "id", None) if data else None
+            )
+            if not isinstance(cursor, str) or not cursor:
+                raise CouldNotCheck(
+                    f"conversation items: a page ({_shape(listing)}) says more follow, "
+                    "but names no cursor (no last_id, no id on its last item)"
+                )
+            if cursor in cursors:
+                raise CouldNotCheck(
+                    f"conversation items: the page after {cursor!r} was asked for twice"
+                )
+            cursors.add(cursor)
+            listing = page_after(cursor)
+            continue
+        if isinstance(listing, Iterable) and not isinstance(listing, str | bytes | Mapping):
+            items += list(listing)
+            return _checked(items)
+        raise CouldNotCheck(
+            f"conversation items listed as {_shape(listing)}: not an async iterator, an "
+            "awaitable, a page (data, has_more) or an iterable of items"
+        )
+    raise CouldNotCheck(f"conversation items: more than {MAX_PAGES} pages")
+
+
+def _checked(items: list[Any]) -> list[Any]:
+    for item in items:
+        if not isinstance(getattr(item, "type", None), str):
+            raise CouldNotCheck(f"a conversation item of shape {_shape(item)} has no type")
+    return items
+
+
+def _shape(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _has_module(name: str) -> bool:
