@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxaudit import procs
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS
-from ctxaudit.profiles import PROFILES
+from ctxaudit.profiles import PROFILES, parse_seed
 from ctxaudit.targets.base import Described
 from ctxaudit.targets.gitreins import REPO_ROOT, TargetError
 
@@ -41,17 +41,6 @@ if TYPE_CHECKING:
     from ctxaudit.target_report import TargetReport
 
 DEFAULT_TARGETS = ["gitreins", "ledger"]
-
-
-def parse_seed(text: str) -> int:
-    """A Hypothesis seed as every entry point takes it: a non-negative decimal integer
-    (ASCII digits only: no sign, no spaces, no underscores, no other digits), so the
-    seed a report prints replays the same run wherever it is given."""
-    if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a seed (a non-negative decimal integer, e.g. 1)"
-        )
-    return int(text)
 
 
 class _Parser(argparse.ArgumentParser):

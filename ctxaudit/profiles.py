@@ -24,6 +24,7 @@ Select with ``--hypothesis-profile=NAME`` (pytest) or ``CTXAUDIT_PROFILE``.
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -91,3 +92,16 @@ def bound_shrinking(name: str) -> None:
 
     audit = bool(os.environ.get("CTXAUDIT_RESULTS"))
     engine.MAX_SHRINKING_SECONDS = 300 if audit else SHRINK_SECONDS.get(name, 300)
+
+
+def parse_seed(text: str) -> int:
+    """A Hypothesis seed as every entry point takes it: a non-negative decimal integer
+    (ASCII digits only: no sign, no spaces, no underscores, no other digits), so the
+    seed a report prints replays the same run wherever it is given. An
+    ``argparse`` type: ``ctxaudit audit --seed``, ``ctxaudit attribute --seed`` and
+    ``python -m mutation run --seed`` all take it."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a seed (a non-negative decimal integer, e.g. 1)"
+        )
+    return int(text)

@@ -17,6 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ctxaudit.profiles import parse_seed
 from mutation import MutationError, merge, run
 from mutation.catalogue import CatalogueError
 
@@ -124,9 +125,16 @@ class _ProgressFile:
 OWN_ERROR = 3
 
 
+#: the exit code of a run that was interrupted (SIGINT): no verdict, nothing written
+INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        print("mutation: interrupted: no verdict, no report written", file=sys.stderr)
+        return INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - ctxaudit's own error, never a verdict
         print(
             f"mutation: ctxaudit's own error, not a verdict on the target (exit {OWN_ERROR}): "
@@ -192,7 +200,7 @@ def _main(argv: list[str] | None) -> int:
     )
     r.add_argument(
         "--seed",
-        type=int,
+        type=parse_seed,
         default=0,
         metavar="S",
         help="Hypothesis seed of pass 1 (default 0: the mutation profile's derandomized "

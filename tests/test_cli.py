@@ -240,3 +240,20 @@ def test_a_mutation_run_that_could_not_run_exits_2(
     assert "toy-1.0: COULD NOT CHECK: mutation could not run (exit 3)" in out, out
     assert "toy-2.0: mutation gate FAILS" in out
     assert got == 2
+
+
+@pytest.mark.parametrize("text", ["-1", "1_0", " 1", "x", "١"])
+def test_every_entry_point_refuses_the_same_bad_seeds(text: str) -> None:
+    """ctxaudit audit, ctxaudit attribute and python -m mutation run read --seed with
+    one parser: each refuses the same text in one line, exit 2."""
+    import mutation.__main__ as mutation_main
+    from ctxaudit import cli
+
+    for run in (
+        lambda: cli.main(["audit", f"--seed={text}"]),
+        lambda: cli.main(["attribute", "X", "--target", "gitreins", "--fix", "Y", f"--seed={text}"]),
+        lambda: mutation_main.main(["run", "--target", "ledger", f"--seed={text}"]),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            run()
+        assert exc.value.code == 2
