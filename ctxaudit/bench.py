@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ctxaudit import atomic
 from ctxaudit.targets.gitreins import REPO_ROOT
 
 
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "of runs going deep (up to 12 LLM calls).",
     ]
     lines += ["", *config_child_lines(args.profile, args.gitreins, unit)]
-    args.out.write_text("\n".join(lines) + "\n")
+    atomic.write_text(args.out, "\n".join(lines) + "\n")
     print(args.out.read_text())
     return proc.returncode
 

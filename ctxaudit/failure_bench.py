@@ -44,6 +44,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ctxaudit import atomic
 from ctxaudit.bench import calibrate
 from ctxaudit.targets.gitreins import REPO_ROOT, resolve
 
@@ -383,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         saved = json.loads(args.render.read_text())
         text = render(saved["cases"], saved["calibration_seconds"], saved["profile"],
                       saved["seconds"], saved.get("load"))  # fmt: skip
-        args.out.write_text(text)
+        atomic.write_text(args.out, text)
         return 0
     cases = [c for c in CASES if args.only in c.target and args.suite in c.suite]
     if not os.environ.get("CTXAUDIT_LIGHTSPEED_REPO"):
@@ -407,11 +408,11 @@ def main(argv: list[str] | None = None) -> int:
     took = time.monotonic() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]
-    args.out.write_text(render(rows, unit, args.profile, took, load))
+    atomic.write_text(args.out, render(rows, unit, args.profile, took, load))
     payload = {"profile": args.profile, "calibration_seconds": unit, "seconds": took,
                "load": load, "time_limit": TIME_LIMIT, "line_limit": LINE_LIMIT,
                "cases": rows}  # fmt: skip
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1))
+    atomic.write_text(args.out.with_suffix(".json"), json.dumps(payload, indent=1))
     print(f"wrote {args.out} and {args.out.with_suffix('.json').name}")
     return 0 if all(ok(r) for r in rows) else 1
 

@@ -35,6 +35,8 @@ from typing import Any
 
 import pytest
 
+from ctxaudit import atomic
+
 #: options whose values name the target; a replay command repeats them
 TARGET_OPTIONS = ("--gitreins", "--lightspeed-repo", "--lightspeed")
 #: the most frames of the project's own code a report shows
@@ -224,7 +226,7 @@ class FailureOutput:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = os.environ.get("CTXAUDIT_FAILURE_STATS")
         if path:
-            Path(path).write_text(json.dumps(_stats, indent=1))
+            atomic.write_text(Path(path), json.dumps(_stats, indent=1))
 
 
 def add_stats(entries: list[dict[str, Any]]) -> None:

@@ -49,6 +49,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxaudit import atomic
 from ctxaudit import fixes as fixlib
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS
 from ctxaudit.replay import parse_blob, ran_through
@@ -213,7 +214,7 @@ def fix_audit(
             singles[k["id"]] = got.root
             patches.mkdir(parents=True, exist_ok=True)
             diff = fixlib.diff_trees(root, got.root)
-            (patches / f"{k['id']}.patch").write_text(diff)
+            atomic.write_text(patches / f"{k['id']}.patch", diff)
             row["patch"] = f"fixes/{k['id']}.patch"
             row["why"] = fix.why
 
@@ -263,7 +264,7 @@ def fix_audit(
         combined = fixlib.diff_trees(root, full.root)
         if combined:
             patches.mkdir(parents=True, exist_ok=True)
-            (patches / "combined.patch").write_text(combined)
+            atomic.write_text(patches / "combined.patch", combined)
         none_applied = "" if full.applied else _why_no_fixes(report, rows)
         if ticker:
             count = f"{len(full.applied)} fixes" + (f": {none_applied}" if none_applied else "")

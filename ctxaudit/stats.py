@@ -23,5 +23,8 @@ def dump() -> None:
         name: {"examples": len(s), "steps": sum(s), "steps_per_example": sum(s) / max(1, len(s))}
         for name, s in _steps.items()
     }
-    with open(path, "w") as fh:
-        json.dump(out, fh, indent=1)
+    from pathlib import Path
+
+    from ctxaudit import atomic
+
+    atomic.write_text(Path(path), json.dumps(out, indent=1))

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from ctxaudit import atomic
 from ctxaudit.suite import commit as suite_commit
 from mutation import cache as verdict_cache
 from mutation import driver, engine, report
@@ -455,7 +456,7 @@ def run(
     out_dir.mkdir(parents=True, exist_ok=True)
     if shard is not None:
         path = out_dir / f"mutation-shard-{i}-of-{n}.json"
-        path.write_text(json.dumps(doc) + "\n")
+        atomic.write_text(path, json.dumps(doc) + "\n")
         res = _result(_finish(doc, [doc]), None, None)
         res.shard = (i, n)
         res.shard_file = path

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ctxaudit import atomic
 from ctxaudit.targets.lightspeed import env as lsenv
 from ctxaudit.targets.lightspeed import runner
 from ctxaudit.targets.lightspeed.tree import REPO_ROOT, repo_from, resolve
@@ -91,7 +92,7 @@ A warm uv cache makes a build take seconds; a cold one downloads about 1 GB.
 """
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "lightspeed-benchmark.md"
-    path.write_text(text)
+    atomic.write_text(path, text)
     print(text)
     return 0
 
