@@ -29,7 +29,8 @@ from typing import Any
 
 from ctxaudit import atomic, targets
 from ctxaudit.suite import REPO as REPO_ROOT
-from ctxaudit.target_report import Finding, TargetReport, heading, judge
+from ctxaudit.target_report import Finding as Finding  # re-exported
+from ctxaudit.target_report import TargetReport, heading, judge
 from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
 from ctxaudit.targets.base import Described as Target  # re-exported: one target version
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
@@ -162,12 +163,25 @@ def run_target(
         return None if progress is None else (lambda t: progress(name, t))
 
     kind = targets.get(target.kind)
-    known = known_findings(target, phase("known findings"))
-    affecting = ",".join(k["id"] for k in known if k["affects"])
-    env = {"CTXAUDIT_FINDINGS": affecting} if kind.excludes_known else {}
-    status, tests, output, elapsed = _pytest(
-        target, list(kind.suites), profile, seed, env, phase("properties")
-    )
+    started = time.monotonic()
+    try:
+        known = known_findings(target, phase("known findings"))
+        affecting = ",".join(k["id"] for k in known if k["affects"])
+        env = {"CTXAUDIT_FINDINGS": affecting} if kind.excludes_known else {}
+        status, tests, output, elapsed = _pytest(
+            target, list(kind.suites), profile, seed, env, phase("properties")
+        )
+    except Exception as exc:  # noqa: BLE001 - an environment that does not build, a bug
+        # of ours: the suite never ran, so nothing is known of the target
+        report = TargetReport(
+            target.kind, target.version, target.spec, profile, seed,
+            round(time.monotonic() - started, 1), exit_status=2,
+        )  # fmt: skip
+        why = f"ctxaudit could not run the suite: {type(exc).__name__}: {exc}"
+        report.unchecked.append({"nodeid": "-", "properties": list(kind.properties), "why": why})
+        judge(report, dict(kind.properties))
+        write_reports(report, out_root)
+        return report
     report = TargetReport(
         target=target.kind,
         version=target.version,

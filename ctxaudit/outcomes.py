@@ -8,15 +8,14 @@ A check of a target ends as one of:
   (an adapter, the harness, the model), a tree it cannot drive, an environment that
   does not build. Never a finding about the target.
 
-A test's failure is a finding only when it arises from what the target did:
-
-- an ``AssertionError`` or ``pytest.fail`` (a property check saw the target differ
-  from the model), or an exception raised inside the target's own code;
-- :class:`CouldNotCheck` (raised by adapters and harnesses where they cannot observe
-  or drive the target: an unknown client shape, a tree they do not know), Hypothesis'
-  own errors (a health check, an unsatisfiable strategy, a flaky test) and any other
-  exception whose innermost frame of ours or the target's is ours are *could not
-  check*.
+A test's failure is a finding when it arises from what the target did: an
+``AssertionError`` or ``pytest.fail`` (a property check saw the target differ from the
+model), an exception raised inside the target's own code, or a fault the harness
+injected on purpose (:func:`injected`) that the target let escape. It is *could not
+check* when it is :class:`CouldNotCheck` (raised by adapters and harnesses where they
+cannot observe or drive the target: an unknown client shape, a tree they do not know),
+one of Hypothesis' own errors (a health check, an unsatisfiable strategy, a flaky
+test), or any other exception whose innermost frame of ours or the target's is ours.
 
 "Ours" is a file of ctxaudit's own packages (``ctxaudit``, ``model``, ``mutation``)
 or of its suites (``tests/``); the standard library and the test tools (pytest,
@@ -41,6 +40,17 @@ HOLDS, FAILS, COULD_NOT_CHECK, NOT_CHECKED = "holds", "fails", "could not check"
 class CouldNotCheck(Exception):
     """ctxaudit could not check the target: its own error, a tree it cannot drive, an
     observation it cannot make. Raised by adapters and harnesses; never a finding."""
+
+
+_INJECTED = "__ctxaudit_injected__"
+
+
+def injected(exc: BaseException) -> BaseException:
+    """Mark ``exc`` as a fault the harness hands the target on purpose (a failing LLM
+    call, a failing write): raised from ctxaudit's code, it is the target's to handle,
+    so if it escapes the target it is a finding, wherever it was raised."""
+    setattr(exc, _INJECTED, True)
+    return exc
 
 
 @contextlib.contextmanager
@@ -129,6 +139,8 @@ def _leaf_could_not_check(exc: BaseException) -> str | None:
     if _is_hypothesis_error(exc):
         return f"{type(exc).__name__}: {_first_line(exc)}"
     if isinstance(exc, AssertionError) or _is_pytest_fail(exc):
+        return None
+    if any(getattr(link, _INJECTED, False) for link in _chain(exc)):
         return None
     whose, where = _raised_in(exc.__traceback__)
     if whose == "target":

@@ -463,7 +463,9 @@ class StepCaches:
 
     def store_properties(self, key: str | None, report: TargetReport, out: Path) -> None:
         self.ran["properties"] += 1
-        if report.exit_status in (0, 1) and report.tests:  # a suite that ran
+        # a suite that ran, and whose every test ctxaudit could check: what it could not
+        # check is its own failure, never a verdict to reuse
+        if report.exit_status in (0, 1) and report.tests and not report.unchecked:
             label = f"{report.target}-{report.version}"
             files = collect(out / label, PROPERTY_FILES)
             self.store.put(key, report_to_json(report), files, step="properties")

@@ -84,7 +84,8 @@ def judge(report: TargetReport, props: dict[str, str]) -> None:
     failed: set[str] = {
         prop for k in report.known if k["affects"] for prop in k["property"].split("/")
     }
-    unchecked: set[str] = set()
+    # what was already known to be unchecked (a suite that did not run)
+    unchecked: set[str] = {p for u in report.unchecked for p in u["properties"]}
     for k in report.known:
         if k.get("could_not_check"):
             unchecked.update(k["property"].split("/"))

@@ -22,6 +22,7 @@ from hypothesis.errors import FailedHealthCheck
 from ctxaudit import audit
 from ctxaudit.outcomes import CouldNotCheck, could_not_check, observing
 from ctxaudit.target_report import TargetReport, judge
+from ctxaudit.targets.base import BaseTarget, Described, Resolved
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -240,3 +241,64 @@ def test_a_replay_that_no_longer_fails_is_an_answer_not_an_error() -> None:
     from hypothesis.errors import DidNotReproduce
 
     assert could_not_check(DidNotReproduce("Expected the test to raise an error")) is None
+
+
+@pytest.mark.fault("injected fault escapes the target")
+def test_a_fault_the_harness_injected_that_escapes_the_target_is_a_finding() -> None:
+    """A failing LLM call the harness raises on purpose, from its own code: when the
+    target lets it escape, that is the target's doing."""
+    from ctxaudit.outcomes import injected
+
+    def fake_llm_call() -> None:
+        raise injected(ConnectionError("the LLM is unreachable"))
+
+    assert could_not_check(_raised(fake_llm_call)) is None
+
+    def unmarked() -> None:
+        raise ConnectionError("the harness's own connection failed")
+
+    assert could_not_check(_raised(unmarked)) is not None
+
+
+class _Unbuildable(BaseTarget):
+    """A toy target whose environment does not build."""
+
+    name = "unbuildable"
+    properties = {"T1": "toy"}
+    spec_forms = "'unbuildable'"
+    suites = ("tests/faults/test_outcomes.py",)
+
+    def claims(self, spec: str) -> bool:
+        return spec == "unbuildable"
+
+    def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
+        return [Described(self.name, spec, "1.0")]
+
+    def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
+        return Resolved(self.name, "1.0", ROOT, "unbuildable", copy_dir="x")
+
+    def suite_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]] | None:
+        raise RuntimeError("uv could not build the environment: no wheel for pydantic-core")
+
+
+@pytest.mark.fault("environment does not build")
+def test_an_environment_that_does_not_build_is_could_not_check_and_not_cached(
+    tmp_path: Path,
+) -> None:
+    from ctxaudit import targets
+    from ctxaudit.result_cache import StepCache, StepCaches
+
+    targets.register(_Unbuildable())
+    try:
+        (target,) = audit.parse_target("unbuildable")
+        report = audit.run_target(target, "ci", 0, tmp_path / "reports")
+        assert report.outcome == "could not check" and not report.findings
+        assert report.verdicts == {"T1": "could not check"}
+        assert "no wheel for pydantic-core" in report.unchecked[0]["why"]
+        md = (tmp_path / "reports" / target.label / "findings.md").read_text()
+        assert "COULD NOT CHECK" in md
+        steps = StepCaches(True, StepCache(tmp_path / "cache"))
+        steps.store_properties("k" * 64, report, tmp_path / "reports")
+        assert steps.reuse_properties("k" * 64, target, tmp_path / "reports") is None
+    finally:
+        targets.unregister("unbuildable")
