@@ -34,7 +34,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ctxaudit.outcomes import CouldNotCheck, observing
+from ctxaudit.outcomes import CouldNotCheck, injected, observing
 from ctxaudit.targets.lightspeed.fake_llm import MODEL_ID, Call, FakeLLM, Reply
 
 if TYPE_CHECKING:
@@ -289,7 +289,7 @@ class Service:
         async def create_or_fail(*args: Any, **kwargs: Any) -> Any:
             if self.writes_fail:
                 self.failed_writes += 1
-                raise sqlite3.OperationalError("database is locked (ctxaudit: injected)")
+                raise injected(sqlite3.OperationalError("database is locked (ctxaudit: injected)"))
             created = create(*args, **kwargs)  # the client's own shape, awaited or not
             return await created if inspect.isawaitable(created) else created
 
