@@ -17,6 +17,7 @@ its modules, never patched.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -221,6 +222,34 @@ class Service:
     # -- start and stop ----------------------------------------------------------
 
     def start(self) -> Service:
+        """Boot the tree's app (its lifespan), OGX and the fake LLM. A tree that does not
+        start on its environment (its app does not import, its lifespan fails) is one
+        ctxaudit cannot drive: CouldNotCheck, although the error arose in the tree's code,
+        and whatever the start had set up is undone."""
+        try:
+            return self._start()
+        except Exception as exc:
+            self._abandon()
+            if isinstance(exc, CouldNotCheck):
+                raise
+            why = f"the tree's service did not start: {type(exc).__name__}: {exc}"
+            raise CouldNotCheck(why) from exc
+
+    def _abandon(self) -> None:
+        """Undo what a start that failed had set up, each step on its own."""
+        steps: list[Callable[[], object]] = []
+        if self._lifespan is not None:
+            lifespan, self._lifespan = self._lifespan, None
+            steps.append(lambda: self.run(lifespan.__aexit__(None, None, None)))
+        steps += [self.loop.close, self.llm.stop]
+        if getattr(self, "clock", None) is not None:
+            steps.append(self.clock.remove)
+        steps.append(lambda: shutil.rmtree(self.folder, ignore_errors=True))
+        for step in steps:
+            with contextlib.suppress(Exception):
+                step()
+
+    def _start(self) -> Service:
         started = time.monotonic()
         self.clock = SteppingClock()
         self.clock.install()
