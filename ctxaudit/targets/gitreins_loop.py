@@ -22,11 +22,15 @@ from typing import Any
 
 import requests
 
+from ctxaudit.outcomes import CouldNotCheck
 from ctxaudit.targets.gitreins import GitreinsModules
 from model.config import Caps
 from model.valve import Answer, Failure
 
-STEP_TIMEOUT = 30.0  # seconds the loop may take between two LLM calls
+#: seconds the loop may take between two LLM calls: far above any step's duration
+#: (milliseconds), so it only turns a hang into an answer; one that outlives it is
+#: CouldNotCheck, never a verdict about the target (a slow machine is no finding)
+STEP_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,13 @@ class ScriptedLLM:
 
     def chat(self, messages: list[dict[str, Any]], **_: Any) -> Any:
         self.calls.put(Called(copy.deepcopy(messages)))
-        reply = self.replies.get(timeout=STEP_TIMEOUT * 4)
+        try:
+            reply = self.replies.get(timeout=STEP_TIMEOUT * 4)
+        except queue.Empty:  # the test never answered: the target must not see an error
+            self.calls.put(
+                Crashed(CouldNotCheck(f"no reply to the LLM call for {STEP_TIMEOUT * 4:g} s"))
+            )
+            raise _Stop from None
         if isinstance(reply, BaseException):
             raise reply
         return reply
@@ -133,7 +143,11 @@ class LoopDriver:
         try:
             obs = self.llm.calls.get(timeout=STEP_TIMEOUT)
         except queue.Empty:
-            obs = Crashed(TimeoutError(f"the loop made no LLM call for {STEP_TIMEOUT}s"))
+            raise CouldNotCheck(
+                f"the loop neither called the LLM nor ended within {STEP_TIMEOUT:g} s"
+            ) from None
+        if isinstance(obs, Crashed) and isinstance(obs.error, CouldNotCheck):
+            raise obs.error
         if not isinstance(obs, Called):
             self.finished = True
         return obs

@@ -9,8 +9,12 @@ on ``tests/lightspeed/inenv`` with this session's Hypothesis profile and seed.
 - the lockstep and the known findings on the selected tree
   (``--lightspeed=SPEC``, default the repository's ``main``);
 - the history of LCORE-3883: commit 41d55b98 stores a compacted /v1/query
-  turn (S6 holds); release 0.6.0 does not, and the lockstep shrinks that to a
-  two-request program that shows the missing turn.
+  turn (S6 holds); release 0.6.0 does not, and the lockstep finds the missing
+  turn by itself (judged by the failure's property and request, not by how far
+  shrinking got, which is bounded in time).
+
+A child run that ends without a failed test (its errors are could-not-check, or
+it did not end in time) is could-not-check here too, never a finding.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import pytest
 from hypothesis import settings
 
 from ctxaudit import failure_output
+from ctxaudit.outcomes import CouldNotCheck
 from ctxaudit.targets.lightspeed import runner
 from ctxaudit.targets.lightspeed.findings import FINDINGS
 from ctxaudit.targets.lightspeed.tree import (
@@ -68,6 +73,18 @@ def _run(
     return run
 
 
+def fail_child(title: str, run: runner.ChildRun) -> None:
+    """The child's failure as this test's: a finding when one of its tests failed;
+    could-not-check when it only errored (its could-not-check tests are errors), with
+    the child's report as it is, without this test's traceback."""
+    report = runner.summary(run.output)
+    if not any(line.startswith("FAILED ") for line in run.output.splitlines()):
+        raise CouldNotCheck(
+            f"{title}: the child run checked nothing (exit {run.returncode}):\n{report}"
+        )
+    pytest.fail(f"{title}:\n{report}", pytrace=False)
+
+
 def test_lockstep_and_findings(lightspeed_repo: Path, request: pytest.FixtureRequest) -> None:
     """S1-S3, S6, S9, C1 and the registered findings on the selected tree."""
     spec = request.config.getoption("--lightspeed") or "lightspeed-stack@main"
@@ -89,8 +106,8 @@ def test_lockstep_and_findings(lightspeed_repo: Path, request: pytest.FixtureReq
         print(f"{tree.label}: a working tree of {tree.commit}; left out: the regions of the "
               f"findings registered for that commit ({leave_out})")  # fmt: skip
     run = _run(tree, request, args, **env)
-    if not run.passed:  # the child's report as it is, without this test's traceback
-        pytest.fail(f"{tree.label}:\n{runner.summary(run.output)}", pytrace=False)
+    if not run.passed:
+        fail_child(tree.label, run)
 
 
 def working_tree_leave_out(tree: LightspeedTree) -> str | None:
@@ -128,7 +145,7 @@ def test_history_of_compacted_query(
     args = [f"{runner.INENV}/test_history.py", "-s"]
     run = _run(tree, request, args, CTXAUDIT_LIGHTSPEED_HISTORY=expect)
     if not run.passed:
-        pytest.fail(f"{tree.label} ({expect}):\n{runner.summary(run.output)}", pytrace=False)
+        fail_child(f"{tree.label} ({expect})", run)
     assert "passed" in run.output and "skipped" not in run.output.splitlines()[-1]
 
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ctxaudit.outcomes import CouldNotCheck
 from ctxaudit.targets.lightspeed import env as lsenv
 from ctxaudit.targets.lightspeed.tree import REPO_ROOT, LightspeedTree, file_lock
 
@@ -64,7 +65,13 @@ def run_suite(
     log: Callable[[str], None] = lambda _: None,
     timeout: float = 1800,
 ) -> ChildRun:
-    """pytest on ``tests/lightspeed/inenv`` (or ``pytest_args``) in the tree's environment."""
+    """pytest on ``tests/lightspeed/inenv`` (or ``pytest_args``) in the tree's environment.
+
+    ``timeout`` only turns a hang into an answer: it is far above any run's duration
+    (the whole inenv suite takes minutes on a loaded machine), and a child that
+    outlives it raises :class:`CouldNotCheck` with what it printed, never a verdict
+    about the tree.
+    """
     env = lsenv.ensure_env(tree, log=log)
     ensure_bytecode(env, log=log)
     extra = dict(extra_env or {})
@@ -96,7 +103,11 @@ def run_suite(
         code, output = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        code, output = 124, out + f"\nctxaudit: the suite did not end within {timeout:.0f} s"
+        tail = "\n".join(out.splitlines()[-20:])
+        raise CouldNotCheck(
+            f"{tree.label}: the in-environment suite did not end within {timeout:.0f} s "
+            f"(killed); its last lines:\n{tail}"
+        ) from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return ChildRun(tree, env, code, output, time.monotonic() - started)
