@@ -14,6 +14,11 @@ from mutation import driver, engine
 from mutation.config import TargetConfig
 from tests.mutation.test_runner import CATALOGUE, toy_tree
 
+#: seconds beyond the tests' own time before a mutant's child is a timeout: far
+#: above a toy test's milliseconds on a loaded machine, so only a mutant that never
+#: ends times out
+TIMEOUT_CONSTANT = 8.0
+
 TESTS = """
 import os
 
@@ -72,7 +77,7 @@ def test_mutants_share_one_process_and_a_hang_restarts_the_worker(
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toypkg")
     driver.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="gated", progress=None,
-        modules=modules, timeout_constant=1.0,
+        modules=modules, timeout_constant=TIMEOUT_CONSTANT,
     )  # fmt: skip
     assert [m.status for m in wanted] == ["timeout", "killed", "killed", "no-coverage"]
     # the session fixture started once for the baseline and the mutant that hung, and

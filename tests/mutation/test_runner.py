@@ -8,6 +8,11 @@ from pathlib import Path
 from mutation import driver, engine
 from mutation.config import TargetConfig
 
+#: seconds beyond the tests' own time before a mutant's child is a timeout: far
+#: above a toy test's milliseconds on a loaded machine, so only a mutant that never
+#: ends times out
+TIMEOUT_CONSTANT = 8.0
+
 TOY = """
 class Meter:
     def __init__(self):
@@ -90,7 +95,7 @@ def test_runner_end_to_end(tmp_path: Path):
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toypkg")
     driver.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="none", progress=None,
-        modules=modules, timeout_constant=1.0,
+        modules=modules, timeout_constant=TIMEOUT_CONSTANT,
     )  # fmt: skip
     assert [m.status for m in wanted] == ["killed", "killed", "timeout", "no-coverage", "killed"]
     assert wanted[0].killed_by and wanted[0].killed_by.endswith("test_add")
@@ -141,7 +146,7 @@ def test_peer_suite_runs_the_same_mutants_with_other_tests(tmp_path: Path):
     )
     base = driver.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="none", progress=None,
-        modules=modules, timeout_constant=1.0, suite=suite,
+        modules=modules, timeout_constant=TIMEOUT_CONSTANT, suite=suite,
     )  # fmt: skip
     assert [m.status for m in wanted] == ["killed", "survived", "no-coverage"]
     assert base["failing"] == ["tests/test_broken.py::test_needs"]

@@ -10,6 +10,11 @@ from pathlib import Path
 from mutation import driver, engine, report
 from mutation.config import TargetConfig
 
+#: seconds beyond the tests' own time before a mutant's child is a timeout: far
+#: above a toy test's milliseconds on a loaded machine, so only a mutant that never
+#: ends times out
+TIMEOUT_CONSTANT = 8.0
+
 TOY = """
 def over(n):
     return n >= 7
@@ -86,7 +91,7 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toyseed")
     driver.run_worker(
         plan, cfg, wanted, work, "", jobs=2, recheck="gated", progress=None,
-        modules=modules, timeout_constant=2.0, seeds=SEEDS,
+        modules=modules, timeout_constant=TIMEOUT_CONSTANT, seeds=SEEDS,
     )  # fmt: skip
     assert [m.status for m in wanted] == ["killed"] * 4, [(m.id, m.status) for m in wanted]
     assert boundary.robust == "seed-dependent", boundary.robust_reason

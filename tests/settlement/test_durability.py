@@ -61,7 +61,6 @@ def test_killed_writer_leaves_only_whole_turns(tmp_path: Path) -> None:
     rng = random.Random(20240611)  # fixed: the kill points are the same on every run
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     committed: set[str] = set()
-    started = time.monotonic()
     for _ in range(KILLS):
         child = subprocess.Popen(
             [sys.executable, str(WRITER), str(path), "c"],
@@ -83,7 +82,6 @@ def test_killed_writer_leaves_only_whole_turns(tmp_path: Path) -> None:
         check_database(path, committed)
     turns = check_database(path, committed)
     assert turns >= len(committed) > KILLS
-    assert time.monotonic() - started < 60
 
 
 def test_the_check_sees_a_partial_turn(tmp_path: Path) -> None:
