@@ -38,6 +38,7 @@ import importlib
 import pkgutil
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,8 +188,13 @@ def check_form(form: Form, root: Path) -> str:
     changes nothing. A form with a ``reason`` has nothing to apply: ``"no edits"``."""
     if form.reason or not (form.edits or form.patch):
         return "no edits"
+    return _why_not(lambda: _staged(form, root))
+
+
+def _why_not(attempt: Callable[[], object]) -> str:
+    """Why ``attempt`` (staging or applying a form) failed, "" when it did not."""
     try:
-        _staged(form, root)
+        attempt()
     except NotApplied as exc:
         return str(exc)
     except (OSError, subprocess.SubprocessError, UnicodeDecodeError) as exc:
@@ -305,14 +311,11 @@ def _apply_one(fix: Fix, dest: Path, version: str) -> str:
     """Apply the form of ``fix`` that ``dest`` takes; why not ("" when it applied)."""
     try:
         form = choose(fix, dest, version)
-        if form.reason:
-            return f"no fix on this version: {form.reason}"
-        apply_form(form, dest)
     except NotApplied as exc:
         return str(exc)
-    except (OSError, subprocess.SubprocessError, UnicodeDecodeError) as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return ""
+    if form.reason:
+        return f"no fix on this version: {form.reason}"
+    return _why_not(lambda: apply_form(form, dest))
 
 
 def diff_trees(before: Path, after: Path, label: str = "") -> str:
