@@ -85,6 +85,13 @@ def _compacted_on(*paths: str) -> Region:
     return region
 
 
+def _on(*paths: str) -> Region:
+    def region(s: Situation) -> bool:
+        return s.plan.request.path in paths
+
+    return region
+
+
 def _buffer_before_marker(s: Situation) -> bool:
     """Compacted, and a stored marker has turns it does not cover stored before it."""
     if not s.plan.compacted:
@@ -326,6 +333,26 @@ FINDINGS: tuple[Finding, ...] = (
         region=f"the conversation holds more than {FIRST_PAGE} items",
         in_region=_past_first_page,
         registered=RELEASE_06,
+    ),
+    Finding(
+        id="LS-A2A-NONE-PARAMS-SWALLOWED",
+        prop="S6",
+        summary=(
+            "every A2A message (message/send or message/stream) is answered HTTP 200 with an "
+            "empty answer and a task 'completed' that holds only the user's message: the "
+            "executor sends the request's parameters to llama-stack without leaving out "
+            "those that are None (every other endpoint does), so max_infer_iters=None is "
+            "sent, llama-stack 0.6.0 asserts it is not None, and the error event its stream "
+            "ends with is not one the executor knows; the LLM is never called and nothing "
+            "is stored. Where prepare_responses_params sets max_infer_iters (the 0.6 tags, "
+            "from the configuration's default) the same executor holds"
+        ),
+        region="paths a2a and a2a_stream",
+        in_region=_on("a2a", "a2a_stream"),
+        # a commit of main from before prepare_responses_params set max_infer_iters
+        # (cfdcdc36 on); the audited trees all set it, or run A2A through the agent
+        registered=frozenset({"41d55b98"}),
+        also=("S9", "C1"),
     ),
 )
 

@@ -118,6 +118,14 @@ def a2a_compacted(state: LightspeedMachine) -> None:
     state.request(conv=conv, path="a2a", send=Send(size="over_limit"))
 
 
+def a2a_short(state: LightspeedMachine) -> None:
+    """A short turn, then a short A2A message in its conversation, then a streamed one:
+    neither compacted, each answered with the LLM's answer and stored where it holds."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="a2a", send=Send())
+    state.request(conv=conv, path="a2a_stream", send=Send())
+
+
 def past_first_page(state: LightspeedMachine) -> None:
     """Short /v1/responses turns with one-chunk answers until the model compacts: the
     conversation then holds more than 20 items, and its first compaction is due only
@@ -143,6 +151,7 @@ PROGRAMS: dict[str, Program] = {
     "LS-INTERRUPT-TURN-LOST": interrupted,
     "LS-A2A-COMPACTED-TURN-LOST": a2a_compacted,
     "LS-ITEMS-FIRST-PAGE": past_first_page,
+    "LS-A2A-NONE-PARAMS-SWALLOWED": a2a_short,
 }
 
 
