@@ -22,6 +22,26 @@ function exactly once (or ``occurrence`` picks one), the result parses, and only
 function changed. An entry that does not apply raises :class:`CatalogueError`: nothing
 is skipped silently. An entry whose ``versions`` excludes the target's version is
 reported as not applicable to that version.
+
+An entry whose code is not in the tree (its file or function is gone, or ``before`` is
+not found in the function) raises :class:`NoLongerApplies`, a :class:`CatalogueError`.
+What that means depends on the tree (``mutation/engine.py:build_plan``, told by
+``mutation/orchestrate.py:resolve``):
+
+- a **registered version** (a gitreins release from the pin or the index, a
+  lightspeed-stack tag or commit of its repository): the catalogue is written for these,
+  so an entry that should apply and does not is an error of the catalogue (the run exits
+  2; fix the entry or its ``versions``);
+- a **developer's tree** (a gitreins or lightspeed-stack source tree given as a path,
+  which is also what ``--since`` needs, and the ledger, this repository's own code under
+  development, whose agreement with the catalogue ``tests/mutation/test_catalogue.py``
+  checks): the change may have removed the very write or comparison the entry stands
+  for. That is information, not a crash: the entry is reported as no longer applying
+  (:func:`no_longer_applies_line`) and the run goes on; it fails neither the run nor the
+  gate by itself (if the write was removed, the properties say so).
+
+Any other way an entry fails (``before`` matching twice, a change that does not parse or
+touches more than its function, a file outside the scope) is an error on every tree.
 """
 
 from __future__ import annotations
@@ -47,6 +67,15 @@ _REQUIRED = ("id", "target", "file", "function", "kind", "property", "before", "
 
 class CatalogueError(Exception):
     """A catalogue entry is malformed or does not apply. The message names the entry."""
+
+
+class NoLongerApplies(CatalogueError):
+    """The code an entry mutates is not in the tree: its function is gone or ``before``
+    is not found in it. ``what`` says which, in words (the report's line)."""
+
+    def __init__(self, message: str, what: str) -> None:
+        super().__init__(message)
+        self.what = what
 
 
 @dataclass(frozen=True)
@@ -126,7 +155,10 @@ def apply(entry: Entry, source: str) -> str:
     tree = ast.parse(source)
     func = _functions(tree).get(entry.function)
     if func is None:
-        raise CatalogueError(f"{where}: no function {entry.function} in the target source")
+        raise NoLongerApplies(
+            f"{where}: does not apply, no function {entry.function} in the target source",
+            f"no function {entry.function} in {entry.file}",
+        )
     lines = source.splitlines(keepends=True)
     before = [ln.strip() for ln in entry.before.strip("\n").splitlines()]
     if not before or not all(before):
@@ -138,7 +170,10 @@ def apply(entry: Entry, source: str) -> str:
         if all(lines[i + j].strip() == before[j] for j in range(len(before)))
     ]
     if not matches:
-        raise CatalogueError(f"{where}: does not apply, `before` not found: {entry.before!r}")
+        raise NoLongerApplies(
+            f"{where}: does not apply, `before` not found: {entry.before!r}",
+            f"`before` not found in {entry.file}:{entry.function}",
+        )
     if entry.occurrence is None and len(matches) > 1:
         lns = ", ".join(str(i + 1) for i in matches)
         raise CatalogueError(f"{where}: `before` matches {len(matches)} times (lines {lns})")
@@ -161,6 +196,21 @@ def apply(entry: Entry, source: str) -> str:
     if changed != [entry.function]:
         raise CatalogueError(f"{where}: the change must touch exactly that function, got {changed}")
     return mutated
+
+
+def no_longer_applies_line(entry: Entry, what: str) -> dict[str, str]:
+    """The report's entry for a named mutant that no longer applies to a developer's tree."""
+    return {
+        "id": entry.id,
+        "file": entry.file,
+        "function": entry.function,
+        "property": entry.property,
+        "before": entry.before,
+        "reason": (
+            f"no longer applies: {what} - the code it mutates changed or is gone; if the "
+            f"write it stands for was removed, the properties ({entry.property}) say so"
+        ),
+    }
 
 
 def changed_functions(a: ast.Module, b: ast.Module) -> list[str]:

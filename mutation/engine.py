@@ -6,6 +6,7 @@ See ``mutation/README.md`` for the design; ``mutation.run`` is the entry point.
 from __future__ import annotations
 
 import compileall
+import contextlib
 import difflib
 import fnmatch
 import hashlib
@@ -13,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -125,6 +127,8 @@ class Plan:
     mutants: list[Mutant]
     not_applicable: list[dict[str, str]]
     excluded: dict[str, int]
+    #: named mutants whose code is gone from a developer's tree (information, not an error)
+    no_longer_applies: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def digest(self) -> str:
@@ -198,8 +202,15 @@ def build_plan(
     root: Path,
     version: str,
     catalogue_path: Path = catalogue.CATALOGUE_FILE,
+    *,
+    developer: bool = False,
 ) -> Plan:
-    """Every mutant of the target in scope, generated and catalogued, with stable ids."""
+    """Every mutant of the target in scope, generated and catalogued, with stable ids.
+
+    ``developer``: ``root`` is a developer's tree, not a registered version: a named
+    mutant whose code is gone from it (:class:`catalogue.NoLongerApplies`, or its file
+    gone) goes into ``Plan.no_longer_applies`` instead of failing the plan (the rule is in
+    ``mutation/catalogue.py``'s docstring)."""
     settings = OperatorSettings(quiet_calls=cfg.quiet_calls or DEFAULT_QUIET_CALLS)
     files: dict[str, FilePlan] = {}
     mutants: list[Mutant] = []
@@ -251,6 +262,7 @@ def build_plan(
         files[path] = fp
 
     not_applicable: list[dict[str, str]] = []
+    no_longer: list[dict[str, str]] = []
     for entry in catalogue.load(catalogue_path, target=target):
         if not entry.applies_to_version(version):
             not_applicable.append(
@@ -258,12 +270,24 @@ def build_plan(
             )
             continue
         fp_or_none = files.get(entry.file)
+        if fp_or_none is None and developer and not (root / entry.file).exists():
+            no_longer.append(catalogue.no_longer_applies_line(entry, f"{entry.file} is gone"))
+            continue
         if fp_or_none is None:
             raise catalogue.CatalogueError(
                 f"catalogue entry {entry.id}: {entry.file} is not a file in the {target} scope"
             )
         fp = fp_or_none
-        mutated_source = catalogue.apply(entry, fp.source)
+        try:
+            mutated_source = catalogue.apply(entry, fp.source)
+        except catalogue.NoLongerApplies as exc:
+            if not developer:
+                raise catalogue.CatalogueError(
+                    f"{exc} ({target} {version} is a registered version, which the catalogue "
+                    "is written for: fix the entry or its `versions`)"
+                ) from None
+            no_longer.append(catalogue.no_longer_applies_line(entry, exc.what))
+            continue
         new_func = catalogue.mutated_function(entry, fp.module, mutated_source)
         func = next(n for q, _c, n in function_index(fp.module).values() if q == entry.function)
         line = _first_changed_line(fp.source, mutated_source)
@@ -298,7 +322,7 @@ def build_plan(
     ids = [m.id for m in mutants]
     if len(ids) != len(set(ids)):
         raise MutationError(f"{target}: mutant ids are not unique")  # would be a bug
-    return Plan(target, version, root, files, mutants, not_applicable, excluded)
+    return Plan(target, version, root, files, mutants, not_applicable, excluded, no_longer)
 
 
 def _first_changed_line(a: str, b: str) -> int:
@@ -389,15 +413,73 @@ def write_work_tree(
     return modules
 
 
+#: coverage.py's patches that follow the suite into its child processes: ``subprocess``
+#: (a new interpreter, e.g. ``python -m ctxaudit.targets.gitreins_config``, starts
+#: coverage from the configuration the parent puts in its environment, through the
+#: ``.pth`` coverage installs), ``fork`` (a forked child restarts coverage and saves its
+#: own data) and ``_exit`` (a child that ends with ``os._exit`` still saves it)
+COVERAGE_PATCHES = ("subprocess", "fork", "_exit")
+
+
+def coverage_rc(plan: Plan, data_file: Path) -> str:
+    """The coverage configuration of :func:`branch_coverage`: branches, every process
+    its own data file (``parallel``, combined after), only the files in scope (by their
+    real paths, the same in every process), the child-process patches."""
+    include = sorted(str((plan.root / path).resolve()) for path in plan.files)
+    lines = ["[run]", "branch = True", "parallel = True", f"data_file = {data_file}"]
+    lines += ["include =", *[f"    {p}" for p in include]]
+    lines += ["patch =", *[f"    {p}" for p in COVERAGE_PATCHES]]
+    return "\n".join(lines) + "\n"
+
+
+def coverage_timeout(baseline_seconds: float | None) -> float:
+    """How long the suite may take under coverage.py before the figure is given up (the
+    mutants' rule, :data:`TIMEOUT_FACTOR` x the baseline, plus a minute; 15 min when the
+    baseline did not run). It decides only whether a figure is shown, never a verdict."""
+    if not baseline_seconds:
+        return 900.0
+    return TIMEOUT_FACTOR * baseline_seconds + 60.0
+
+
 def branch_coverage(
-    plan: Plan, cfg: TargetConfig, tests_root_arg: str, work: Path
+    plan: Plan,
+    cfg: TargetConfig,
+    tests_root_arg: str,
+    work: Path,
+    runtime: Any = None,
+    timeout: float | None = None,
 ) -> dict[str, Any] | None:
-    """pytest-cov --cov-branch over the unmutated target, restricted to the mutated scope."""
-    out = work / "coverage.json"
-    env = dict(os.environ)
+    """Statement and branch coverage (coverage.py) of the suite over the unmutated
+    target, restricted to the mutated scope, in every process the suite starts (forks
+    and subprocesses too, :data:`COVERAGE_PATCHES`; ``processes`` says how many wrote
+    data). ``runtime`` (a ``driver.Runtime``): run it in the target's own interpreter and
+    environment, as the worker runs there, with the target's own source folder.
+    ``timeout``: a suite that runs longer under coverage is stopped (its process group)
+    and the figure is "not measured", with the reason."""
+    folder = work / "coverage"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    out = folder / "coverage.json"
+    rc = folder / "coveragerc"
+    rc.write_text(coverage_rc(plan, folder / ".coverage"))
+    python = sys.executable
+    if runtime is not None:
+        python = runtime.python
+        # the environment for a source folder in place of the target's: its own one,
+        # through a link (the real paths coverage records are the tree's)
+        src = folder / "src"
+        src.symlink_to(plan.root.resolve(), target_is_directory=True)
+        env = runtime.environ(src)
+    else:
+        env = dict(os.environ)
     env["CTXAUDIT_PROFILE"] = "mutation"
+    for name in ("MUTANT_UNDER_TEST", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"):
+        env.pop(name, None)
+    coverage = [python, "-m", "coverage"]
     args = [
-        sys.executable,
+        *coverage,
+        "run",
+        f"--rcfile={rc}",
         "-m",
         "pytest",
         *cfg.tests,
@@ -405,16 +487,43 @@ def branch_coverage(
         "-q",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:cov",
         *[f"--deselect={test}" for test, _reason in cfg.deselect],
-        f"--cov={cfg.package}",
-        "--cov-branch",
-        f"--cov-report=json:{out}",
-        "--cov-report=",
     ]
     t0 = time.monotonic()
-    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, check=False)
-    if not out.exists():
-        return {"error": f"pytest-cov wrote no report (exit {proc.returncode})"}
+
+    def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+
+    suite = subprocess.Popen(
+        args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,  # its own process group, so a stop reaches its children
+    )  # fmt: skip
+    try:
+        stdout, stderr = suite.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(suite.pid, signal.SIGKILL)
+        suite.communicate()
+        core = "" if runtime is None else " in the target's interpreter"
+        return {
+            "error": f"the suite under coverage.py{core} did not finish within {timeout:.0f} s "
+            "(stopped there: coverage's tracer slows it down that much)"
+        }
+    proc = subprocess.CompletedProcess(args, suite.returncode, stdout, stderr)
+    processes = len(list(folder.glob(".coverage.*")))
+    if processes == 0:
+        why = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
+        return {"error": f"coverage wrote no data (exit {proc.returncode}: {why[:200]})"}
+    for step in (
+        ["combine", "-q", f"--rcfile={rc}"],
+        ["json", "-q", f"--rcfile={rc}", "-o", str(out)],
+    ):
+        got = run([*coverage, *step])
+        if got.returncode != 0 or (step[0] == "json" and not out.exists()):
+            why = (got.stderr.strip().splitlines() or got.stdout.strip().splitlines() or ["?"])[-1]
+            return {"error": f"coverage {step[0]} failed (exit {got.returncode}: {why[:200]})"}
     data = json.loads(out.read_text())
     spans: dict[str, list[tuple[int, int]]] = {}
     for path, fp in plan.files.items():
@@ -425,14 +534,14 @@ def branch_coverage(
                 spans.setdefault(path, []).append((pos.start.line, pos.end.line))
     per_file: dict[str, dict[str, int]] = {}
     for key, fdata in data.get("files", {}).items():
-        path = next((p for p in spans if key.replace(os.sep, "/").endswith(p)), None)
-        if path is None:
+        found = next((p for p in spans if key.replace(os.sep, "/").endswith(p)), None)
+        if found is None:
             continue
 
-        def inside(line: int, path: str = path) -> bool:
+        def inside(line: int, path: str = found) -> bool:
             return any(a <= line <= b for a, b in spans[path])
 
-        per_file[path] = {
+        per_file[found] = {
             "statements": sum(
                 1 for ln in fdata["executed_lines"] + fdata["missing_lines"] if inside(ln)
             ),
@@ -453,6 +562,7 @@ def branch_coverage(
         "totals": totals,
         "seconds": time.monotonic() - t0,
         "tests_exit": proc.returncode,
+        "processes": processes,
     }
 
 

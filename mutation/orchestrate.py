@@ -108,6 +108,9 @@ class Resolved:
     #: the interpreter the worker runs in and the worker's environment for a work
     #: copy (None: this interpreter and environment, the target's package pinned)
     runtime: driver.Runtime | None = None
+    #: a developer's tree, not a registered version: a named mutant whose code is gone
+    #: from it is reported, not an error (:func:`developer_tree`)
+    developer: bool = False
 
 
 def resolve(target: str, tree_or_spec: str | None) -> Resolved:
@@ -124,8 +127,25 @@ def resolve(target: str, tree_or_spec: str | None) -> Resolved:
     from mutation.runtime import runtime_for
 
     return Resolved(
-        found.mutation_root, found.version, found.copy_dir, runtime_for(kind, found, None)
+        found.mutation_root,
+        found.version,
+        found.copy_dir,
+        runtime_for(kind, found, None),
+        developer_tree(found),
     )
+
+
+def developer_tree(found: Any) -> bool:
+    """Whether a resolved target version is a developer's tree rather than a registered
+    version the catalogue is written for (the rule: ``mutation/catalogue.py``).
+
+    Registered: a version the target resolves by name, i.e. a gitreins release (the pin
+    or the index) or a lightspeed-stack tag or commit of its repository (their trees'
+    ``origin``). A developer's: a tree given as a path (``origin == "path"``, the only
+    trees ``--since`` takes besides the ledger), and the ledger, which has no releases:
+    it is this repository's code under development (``tree`` None)."""
+    origin = getattr(found.tree, "origin", None)
+    return origin is None or origin == "path"
 
 
 def fixed_tree(
@@ -172,7 +192,9 @@ def fixed_tree(
     if got.failed:
         why = "; ".join(f"{fid}: {reason}" for fid, reason in got.failed.items())
         raise MutationError(f"a fix does not apply to {target} {version}: {why}")
-    fixed = Resolved(dest / inside, original.version, original.copy_dir, original.runtime)
+    fixed = Resolved(
+        dest / inside, original.version, original.copy_dir, original.runtime, original.developer
+    )
     return fixed, got.applied
 
 
@@ -319,7 +341,7 @@ def run(
     else:
         found = resolve(target, tree_or_spec)
     root, version, copy_dir = found.root, found.version, found.copy_dir
-    plan = engine.build_plan(target, cfg, root, version)
+    plan = engine.build_plan(target, cfg, root, version, developer=found.developer)
     planned = [m for m in plan.mutants if engine.sampled(m, other_sample)]
     unsampled = len(plan.mutants) - len(planned)
     selected = [m for m in planned if engine.shard_of(m.id, n) == i - 1]
@@ -401,7 +423,8 @@ def run(
     peer_doc = peer_box.get("doc")
     cov = None
     if coverage and i == 1:
-        cov = engine.branch_coverage(plan, cfg, str(root), work)
+        limit = engine.coverage_timeout(baseline.get("seconds"))
+        cov = engine.branch_coverage(plan, cfg, str(root), work, found.runtime, limit)
     chosen = {m.id for m in selected}
     for fp in plan.files.values():
         for m, mu in fp.mutations:
@@ -438,6 +461,8 @@ def run(
         "baseline": baseline,
         "coverage": cov,
         "not_applicable": plan.not_applicable,
+        # named mutants whose code is gone from a developer's tree (not run, not gated)
+        "no_longer_applies": plan.no_longer_applies,
         "excluded": plan.excluded,
         "deselected": [list(d) for d in cfg.deselect],
         "peer": peer_doc,
@@ -496,6 +521,7 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
                 "findings_excluded",
                 "seeds",
                 "fixes",
+                "no_longer_applies",
             )
             if first.get(k) is not None
         },

@@ -291,6 +291,8 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
             "peer": peer_summary(doc),
             # the fixes applied to the mutated tree (--fix; empty: the released tree)
             "fixes": doc.get("fixes") or [],
+            # named mutants whose code is gone from a developer's tree: information, not run
+            "catalogue_no_longer_applies": doc.get("no_longer_applies") or [],
         },
     }
 

@@ -485,16 +485,16 @@ def test_test_pins_come_from_requirements_lock(
 ) -> None:
     lock_lines = lsenv.REQUIREMENTS_LOCK.read_text().splitlines()
     pins = lsenv.test_pins()
-    assert [p.split("==")[0] for p in pins] == ["hypothesis", "pytest"]
+    assert [p.split("==")[0] for p in pins] == ["hypothesis", "pytest", "coverage"]
     assert all(p in lock_lines for p in pins)
     other = tmp_path / "requirements.lock"
     other.write_text("attrs==1\nHypothesis == 1.2.3\npytest-cov==7\n")
     monkeypatch.setattr(lsenv, "REQUIREMENTS_LOCK", other)
     with pytest.raises(EnvError) as exc:
         lsenv.test_pins()
-    assert one_line(exc) == f"lightspeed-stack: {other} pins no pytest"
-    other.write_text("Hypothesis == 1.2.3\npytest==9.0 ; python_version >= '3'\n")
-    assert lsenv.test_pins() == ["Hypothesis==1.2.3", "pytest==9.0"]
+    assert one_line(exc) == f"lightspeed-stack: {other} pins no pytest, coverage"
+    other.write_text("Hypothesis == 1.2.3\npytest==9.0 ; python_version >= '3'\ncoverage==7.1\n")
+    assert lsenv.test_pins() == ["Hypothesis==1.2.3", "pytest==9.0", "coverage==7.1"]
 
 
 def a_tree(root: Path, lock: str = "version = 1\n") -> LightspeedTree:
@@ -601,7 +601,7 @@ def test_ensure_env_builds_once_then_reuses(tmp_path: Path, fake_uv: FakeUv, cac
     assert venv[:2] == ["/fake/uv", "venv"] and venv[-3:-1] == ["-p", "/fake/python3.12"]
     assert install[1:3] == ["pip", "install"] and "--require-hashes" in install
     assert install[install.index("-r") + 1].endswith("requirements.txt")
-    assert test_pins[-2:] == pins and "--require-hashes" not in test_pins
+    assert test_pins[-3:] == pins and "--require-hashes" not in test_pins
 
     again = lsenv.ensure_env(tree)
     assert again.build_seconds is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,136 @@ def test_gr_gap_062_applies_to_the_pinned_gitreins():
     (e,) = [e for e in catalogue.load(target="gitreins") if e.id == "GR-GAP-062"]
     out = catalogue.apply(e, (root / e.file).read_text())
     assert "if cumulative_prompt_tok > threshold:" in out
+
+
+# -- a named mutant that no longer applies: information on a developer's tree, an error
+# on a registered version (the rule: mutation/catalogue.py's docstring)
+
+TOY = """\
+class Store:
+    def save(self, turn):
+        self.turns.append(turn)
+        return len(self.turns) > 3
+
+    def drop(self):
+        self.turns.clear()
+"""
+
+TOY_CATALOGUE = """\
+[[mutant]]
+id = "TOY-WRITE"
+target = "toy"
+file = "toypkg/store.py"
+function = "Store.save"
+kind = "removed-write"
+property = "S6"
+before = "self.turns.append(turn)"
+after = "pass"
+
+[[mutant]]
+id = "TOY-CMP"
+target = "toy"
+file = "toypkg/store.py"
+function = "Store.save"
+kind = "wrong-comparison"
+property = "B2"
+before = "return len(self.turns) > 3"
+after = "return len(self.turns) >= 3"
+"""
+
+
+def toy_target(tmp_path: Path, source: str) -> tuple[Path, object, Path]:
+    from mutation.config import TargetConfig
+
+    root = tmp_path / "tree"
+    (root / "toypkg").mkdir(parents=True)
+    (root / "toypkg" / "__init__.py").write_text("")
+    (root / "toypkg" / "store.py").write_text(source)
+    cat = tmp_path / "cat.toml"
+    cat.write_text(TOY_CATALOGUE)
+    cfg = TargetConfig(
+        name="toy", package="toypkg", tests=(), pytest_args=(),
+        files=(("toypkg/*.py", ("*",)),),
+    )  # fmt: skip
+    return root, cfg, cat
+
+
+def test_removed_write_on_a_developers_tree_is_reported_not_raised(tmp_path: Path):
+    from mutation import engine
+
+    # the developer's change removed the very write TOY-WRITE mutates
+    root, cfg, cat = toy_target(tmp_path, TOY.replace("        self.turns.append(turn)\n", ""))
+    plan = engine.build_plan("toy", cfg, root, "0", cat, developer=True)  # type: ignore[arg-type]
+    assert [g["id"] for g in plan.no_longer_applies] == ["TOY-WRITE"]
+    (gone,) = plan.no_longer_applies
+    assert gone["reason"].startswith(
+        "no longer applies: `before` not found in toypkg/store.py:Store.save - the code it "
+        "mutates changed or is gone; if the write it stands for was removed, the properties"
+    )
+    ids = [m.id for m in plan.mutants]
+    assert "catalogue:TOY-CMP" in ids and "catalogue:TOY-WRITE" not in ids
+    assert any(not i.startswith("catalogue:") for i in ids)  # the rest of the plan is there
+
+
+def test_function_or_file_gone_from_a_developers_tree_is_reported(tmp_path: Path):
+    from mutation import engine
+
+    root, cfg, cat = toy_target(tmp_path, TOY.replace("def save(self, turn)", "def put(self, t)"))
+    plan = engine.build_plan("toy", cfg, root, "0", cat, developer=True)  # type: ignore[arg-type]
+    assert sorted(g["id"] for g in plan.no_longer_applies) == ["TOY-CMP", "TOY-WRITE"]
+    assert "no function Store.save in toypkg/store.py" in plan.no_longer_applies[0]["reason"]
+    (root / "toypkg" / "store.py").rename(root / "toypkg" / "other.py")
+    plan = engine.build_plan("toy", cfg, root, "0", cat, developer=True)  # type: ignore[arg-type]
+    assert [g["reason"].split(" - ")[0] for g in plan.no_longer_applies] == [
+        "no longer applies: toypkg/store.py is gone"
+    ] * 2
+
+
+def test_entry_that_does_not_apply_to_a_registered_version_stays_an_error(tmp_path: Path):
+    from mutation import engine
+
+    root, cfg, cat = toy_target(tmp_path, TOY.replace("        self.turns.append(turn)\n", ""))
+    with pytest.raises(CatalogueError, match="registered version.*fix the entry"):
+        engine.build_plan("toy", cfg, root, "0", cat)  # type: ignore[arg-type]
+
+
+def test_other_failures_stay_errors_on_a_developers_tree(tmp_path: Path):
+    from mutation import engine
+
+    # `before` now matches twice: the catalogue cannot tell which one, on any tree
+    twice = TOY.replace(
+        "        self.turns.append(turn)\n", "        self.turns.append(turn)\n" * 2
+    )
+    root, cfg, cat = toy_target(tmp_path, twice)
+    with pytest.raises(CatalogueError, match="matches 2 times"):
+        engine.build_plan("toy", cfg, root, "0", cat, developer=True)  # type: ignore[arg-type]
+
+
+def test_no_longer_applies_is_its_own_line_in_both_reports(tmp_path: Path):
+    from mutation import engine, report
+
+    root, cfg, cat = toy_target(tmp_path, TOY.replace("        self.turns.append(turn)\n", ""))
+    plan = engine.build_plan("toy", cfg, root, "0", cat, developer=True)  # type: ignore[arg-type]
+    doc = {
+        "target": "toy", "version": "0", "root": str(root),
+        "sources": {"toypkg/store.py": plan.files["toypkg/store.py"].source},
+        "mutants": [], "timings": {"total": 1.0}, "not_applicable": [], "excluded": {},
+        "no_longer_applies": plan.no_longer_applies,
+    }  # fmt: skip
+    doc = report.apply_gate(doc, {})
+    assert doc["gate"]["passed"]  # not a gate failure by itself
+    js, md = report.write_reports(doc, tmp_path / "out")
+    assert f"- TOY-WRITE: {plan.no_longer_applies[0]['reason']}\n" in md.read_text()
+    got = json.loads(js.read_text())["config"]["catalogue_no_longer_applies"]
+    assert [g["id"] for g in got] == ["TOY-WRITE"]
+
+
+def test_which_trees_are_a_developers():
+    from ctxaudit import targets
+    from mutation.orchestrate import developer_tree
+
+    gitreins = targets.get("gitreins")
+    pinned = gitreins.resolve("")
+    assert not developer_tree(pinned)  # a release: the catalogue's own versions
+    assert developer_tree(gitreins.resolve(str(pinned.root)))  # the same code, given as a path
+    assert developer_tree(targets.get("ledger").resolve(""))  # this repository's code

@@ -3,7 +3,7 @@
 One environment per lock: ``.cache/lightspeed/envs/<lock_hash>/``, shared by
 the trees whose ``uv.lock`` is the same. It holds ``venv/`` (the tree's locked
 runtime dependencies, installed with hashes, plus ctxaudit's test pins
-``hypothesis`` and ``pytest`` from requirements.lock, constrained to the lock),
+``hypothesis``, ``pytest`` and ``coverage`` from requirements.lock, constrained to the lock),
 ``requirements.txt`` and ``constraints.txt`` (the export), ``build.log`` and
 ``ctxaudit-env.json``, the stamp written last: a folder without it is
 half-built and is built again. Builds happen in a temporary folder that is
@@ -42,7 +42,9 @@ from ctxaudit.targets.lightspeed.tree import (
 
 PYTHON_ENV = "CTXAUDIT_PYTHON312"
 REQUIREMENTS_LOCK = REPO_ROOT / "requirements.lock"
-TEST_PINS = ("hypothesis", "pytest")  # installed into every environment, versions from the lock
+#: installed into every environment, versions from the lock (coverage: the mutation
+#: report's branch coverage runs the suite under coverage.py in the tree's environment)
+TEST_PINS = ("hypothesis", "pytest", "coverage")
 STAMP = "ctxaudit-env.json"
 TOKENIZERS = "litellm/litellm_core_utils/tokenizers"
 CL100K = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"  # sha1 of cl100k_base's URL
