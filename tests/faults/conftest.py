@@ -44,6 +44,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from ctxaudit import atomic
     from ctxaudit.suite import commit
 
+    shown = Path(path).resolve()
+    root = Path(__file__).resolve().parents[2]
+    if shown.is_relative_to(root):  # the command as run from the checkout, no machine path
+        shown = shown.relative_to(root)
     by_kind: dict[str, Counter[str]] = {}
     for kind, outcome in _seen.values():
         by_kind.setdefault(kind, Counter())[outcome] += 1
@@ -51,7 +55,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     lines = [
         "# Fault injection",
         "",
-        f"ctxaudit `{commit()}`: `CTXAUDIT_FAULT_REPORT={path} bin/ctxaudit test tests/faults`"
+        f"ctxaudit `{commit()}`: `CTXAUDIT_FAULT_REPORT={shown} bin/ctxaudit test tests/faults`"
         " (tests/faults/). A fault *survived* when the test passed: ctxaudit ended with the"
         " right one of the three outcomes and nothing was lost or wrongly reused; a"
         " *wrong verdict* is a failed test; *not run* a skipped one (its reason is in the"
