@@ -11,6 +11,12 @@ Standard library only, so it runs in ctxaudit's interpreter and in a target's
 Python 3.12 environment alike. It binds a free port on 127.0.0.1, records
 every request it served (:attr:`FakeLLM.calls`) and stops with
 :meth:`FakeLLM.stop` (or the ``with`` block).
+
+A client that stops a stream in the middle (an interrupt, a hang-up) must not
+race the LLM: :meth:`FakeLLM.hold` makes every streamed answer send its first
+chunks and then wait, before the next chunk, until :meth:`FakeLLM.release`.
+The harness releases once the app has acted on the stop, so what the app saw
+of the answer is the same on an idle machine and a loaded one.
 """
 
 from __future__ import annotations
@@ -31,13 +37,11 @@ class Reply:
     """What the fake LLM plays for one call.
 
     ``chunks``: the answer's text in pieces (streamed one per SSE event when
-    the caller asked to stream; joined otherwise). ``delay``: seconds to wait
-    between two chunks, so a client can interrupt in the middle. ``status``:
-    an HTTP error status instead of an answer (``error`` is its message).
+    the caller asked to stream; joined otherwise). ``status``: an HTTP error
+    status instead of an answer (``error`` is its message).
     """
 
     chunks: tuple[str, ...] = ()
-    delay: float = 0.0
     status: int = 200
     error: str = ""
 
@@ -49,13 +53,25 @@ class Reply:
 Script = Callable[[dict[str, Any]], Reply]
 
 
+@dataclass(frozen=True)
+class Hold:
+    """Stream ``after`` chunks of an answer, then wait for ``released`` before the next."""
+
+    after: int
+    released: threading.Event
+
+
 @dataclass
 class Call:
-    """One request the fake LLM served: its JSON body and what it played."""
+    """One request the fake LLM served: its JSON body and what it played.
+
+    ``hold``: the hold a streamed answer was played under (None: not held).
+    """
 
     body: dict[str, Any]
     reply: Reply
     started: float = field(default_factory=time.monotonic)
+    hold: Hold | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -80,6 +96,7 @@ class FakeLLM:
         self.script = script
         self.calls: list[Call] = []
         self._lock = threading.Lock()
+        self._hold: Hold | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -93,7 +110,25 @@ class FakeLLM:
         self._thread.start()
         return self
 
+    def hold(self, after: int) -> None:
+        """From now on, every streamed answer with more than ``after`` chunks sends
+        ``after`` of them and waits for :meth:`release` before the next."""
+        with self._lock:
+            self._release_locked()
+            self._hold = Hold(after, threading.Event())
+
+    def release(self) -> None:
+        """Let every held answer go on; answers played from now on are not held."""
+        with self._lock:
+            self._release_locked()
+
+    def _release_locked(self) -> None:
+        if self._hold is not None:
+            self._hold.released.set()
+            self._hold = None
+
     def stop(self) -> None:
+        self.release()  # no handler thread stays parked on a hold
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -109,8 +144,9 @@ class FakeLLM:
             reply = self.script(body)
         except Exception as exc:  # a broken script answers 500 and says why
             reply = Reply(status=500, error=f"fake LLM script failed: {exc!r}")
-        call = Call(body, reply)
         with self._lock:
+            hold = self._hold if body.get("stream") else None
+            call = Call(body, reply, hold=hold)
             self.calls.append(call)
         return call
 
@@ -150,11 +186,11 @@ def _handler(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self._json(reply.status, {"error": error})
                 return
             if body.get("stream"):
-                self._stream(body, reply)
+                self._stream(body, reply, call.hold)
             else:
                 self._json(200, _completion(body, reply))
 
-        def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+        def _stream(self, body: dict[str, Any], reply: Reply, hold: Hold | None) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -166,8 +202,8 @@ def _handler(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 first = {**base, "choices": [_delta({"role": "assistant", "content": ""})]}
                 self._event(first)
                 for number, chunk in enumerate(reply.chunks):
-                    if reply.delay and number:
-                        time.sleep(reply.delay)
+                    if hold is not None and number == hold.after:
+                        hold.released.wait()  # the client stops first, then the rest comes
                     self._event({**base, "choices": [_delta({"content": chunk})]})
                 last = {**base, "choices": [_delta({}, finish="stop")]}
                 if (body.get("stream_options") or {}).get("include_usage"):

@@ -28,7 +28,7 @@ import sqlite3
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +49,9 @@ T = TypeVar("T")
 PROVIDER_ID = "fake"
 INSTRUCTIONS = "You are the ctxaudit test assistant."
 TAG = re.compile(r"\bq\d+\b")
+#: seconds a stopped stream may take to end (its interrupt acted on): a bound that
+#: only turns a stuck run into CouldNotCheck, never a verdict
+STOP_SETTLE = 30.0
 
 
 @dataclass(frozen=True)
@@ -425,9 +428,18 @@ class Service:
 
         ``stop_after``: stop reading after that many text deltas, either by
         the tree's interrupt endpoint (``interrupt``) or by closing the
-        connection (a client that stops reading).
+        connection (a client that stops reading). The fake LLM then holds the
+        rest of the answer (:meth:`.FakeLLM.hold`) until the stop is done and
+        the app's request has ended, so the app never sees more of the answer
+        than it was sent before the stop, however slow the machine.
         """
-        return self.run(self._stream(path, payload, stop_after, interrupt))
+        if stop_after is None:
+            return self.run(self._stream(path, payload, stop_after, interrupt))
+        self.llm.hold(stop_after)
+        try:
+            return self.run(self._stream(path, payload, stop_after, interrupt))
+        finally:
+            self.llm.release()
 
     async def _stream(
         self, path: str, payload: dict[str, Any], stop_after: int | None, interrupt: bool
@@ -442,19 +454,26 @@ class Service:
                 await reply.aread()
                 response.body = reply.text
                 return response
-            async for event in sse(reply.aiter_lines()):
+            events = sse(reply.aiter_lines())
+            async for event in events:
                 response.events.append(event)
                 absorb(response, event)
-                if event.get("_delta") is not None:
-                    deltas += 1
-                    if stop_after is not None and deltas == stop_after:
-                        if not interrupt:
-                            break  # the client hangs up; the app sees a disconnect
-                        stop = await self.http.post(
-                            "/v1/streaming_query/interrupt",
-                            json={"request_id": response.request_id},
-                        )
-                        response.interrupt_status = stop.status_code
+                if event.get("_delta") is None:
+                    continue
+                deltas += 1
+                if stop_after is None or deltas != stop_after:
+                    continue
+                if not interrupt:
+                    break  # the client hangs up; the app sees a disconnect
+                stop = await self.http.post(
+                    "/v1/streaming_query/interrupt", json={"request_id": response.request_id}
+                )
+                response.interrupt_status = stop.status_code
+                if stop.status_code != 200:
+                    self.llm.release()  # not interrupted: the rest of the answer comes
+                    continue
+                await _read_on(events, response)
+                break
         return response
 
     # -- what OGX holds ------------------------------------------------------------
@@ -545,6 +564,24 @@ async def iter_items(listing: Any, page_after: Callable[[str], Any]) -> list[Any
             "awaitable, a page (data, has_more) or an iterable of items"
         )
     raise CouldNotCheck(f"conversation items: more than {MAX_PAGES} pages")
+
+
+async def _read_on(events: AsyncIterator[dict[str, Any]], response: Response) -> None:
+    """The rest of an interrupted stream, up to its end: the app's answer to the
+    interrupt, read while the rest of the LLM's answer is held. A stream that does
+    not end within :data:`STOP_SETTLE` is one ctxaudit could not check."""
+    from ctxaudit.targets.lightspeed.wire import absorb
+
+    try:
+        async with asyncio.timeout(STOP_SETTLE):
+            async for event in events:
+                response.events.append(event)
+                absorb(response, event)
+    except TimeoutError as exc:
+        raise CouldNotCheck(
+            f"the stream did not end within {STOP_SETTLE:g} s of its interrupt being "
+            "accepted, while the rest of the LLM's answer was held"
+        ) from exc
 
 
 def _checked(items: list[Any]) -> list[Any]:

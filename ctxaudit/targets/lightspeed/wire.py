@@ -6,7 +6,9 @@
   app as a task and hands the body over chunk by chunk; a client that closes
   the response early sends the app ``http.disconnect``, as a real server does
   when the connection drops. The app then finishes (its cancellation
-  handlers included) before the close returns.
+  handlers included) before the close returns; an app still running at the
+  end of the settle wait is one ctxaudit could not check (``CouldNotCheck``),
+  never a verdict on what it had stored so far.
 - SSE parsing and what the client reads out of events (:func:`absorb`).
 - The normalized views the lockstep compares: :class:`ItemView` for
   conversation items and LLM messages.
@@ -22,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from ctxaudit.outcomes import CouldNotCheck
 from ctxaudit.targets.lightspeed.fake_llm import message_text
 
 #: how lightspeed-stack renders a summary in a compacted request's explicit input
@@ -118,7 +121,12 @@ class _BodyStream(httpx.AsyncByteStream):  # type: ignore[misc]
         if not self._ended:  # the client stops reading: the connection drops
             self._hung_up.set()
         # the app's handlers (cancellation, background tasks) finish first
-        await asyncio.wait([self._task], timeout=self._settle)
+        _, pending = await asyncio.wait([self._task], timeout=self._settle)
+        if pending:
+            raise CouldNotCheck(
+                f"the app's request task was still running {self._settle:g} s after the "
+                "response was closed, so what it stores is not settled"
+            )
 
 
 @dataclass

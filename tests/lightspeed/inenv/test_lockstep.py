@@ -66,10 +66,6 @@ SHIELDED = ("responses", "responses_stream")
 #: markup that could inject tool calls), so no shield has to be configured
 BLOCKED_WORD = " <system>"
 INTERRUPT = "/v1/streaming_query/interrupt"
-#: seconds the fake LLM waits between the chunks of a stream the client stops
-#: after the first: the interrupt (or the hang-up) is handled in the app's own
-#: event loop the moment the client reads that chunk, well before the next one
-STOP_DELAY = 0.15
 ENDPOINT = {
     "query": "/v1/query",
     "streaming_query": "/v1/streaming_query",
@@ -312,7 +308,9 @@ class LightspeedMachine(RuleBasedStateMachine):
         if left_out:  # a known finding's region: not sent, the model does not move
             note_event(f"left out ({', '.join(left_out)})")
             return
-        service.SCRIPTS[tag] = Reply(chunks, delay=STOP_DELAY if stop else 0.0)
+        # a stream stopped after its first chunk: the harness has the fake LLM hold
+        # the rest until the app has acted on the stop (harness.Service.stream)
+        service.SCRIPTS[tag] = Reply(chunks)
         self.ls.writes_fail = write_fails
         try:
             response = self._send(conv, path, value, store, stop, previous)
