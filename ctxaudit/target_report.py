@@ -59,7 +59,7 @@ class TargetReport:
         return (
             self.exit_status == 0
             and not self.unchecked
-            and all(v == HOLDS or v == NOT_CHECKED for v in self.verdicts.values())
+            and all(v in (HOLDS, NOT_CHECKED) for v in self.verdicts.values())
         )
 
     @property

@@ -251,7 +251,9 @@ def test_every_entry_point_refuses_the_same_bad_seeds(text: str) -> None:
 
     for run in (
         lambda: cli.main(["audit", f"--seed={text}"]),
-        lambda: cli.main(["attribute", "X", "--target", "gitreins", "--fix", "Y", f"--seed={text}"]),
+        lambda: cli.main(
+            ["attribute", "X", "--target", "gitreins", "--fix", "Y", f"--seed={text}"]
+        ),
         lambda: mutation_main.main(["run", "--target", "ledger", f"--seed={text}"]),
     ):
         with pytest.raises(SystemExit) as exc:
