@@ -193,6 +193,15 @@ def _main(argv: list[str] | None) -> int:
         help="run only the mutants whose id matches (fnmatch; repeatable), e.g. to rerun one",
     )
     r.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="run only this part of the target's suite (a test file or node id inside its "
+        "configured tests; repeatable), e.g. the fixed programs for a quick check; the "
+        "report says so",
+    )
+    r.add_argument(
         "--progress-file",
         type=Path,
         metavar="PATH",
@@ -269,6 +278,7 @@ def _main(argv: list[str] | None) -> int:
                 seeds=seeds_from(a.seed, a.seeds),
                 cache=not a.no_cache,
                 fixes=a.fix,
+                tests=a.tests,
             )
         else:
             res = merge(a.paths, a.out)

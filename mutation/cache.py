@@ -93,13 +93,19 @@ def target_digest(root: Path, copy_dir: str) -> str:
     return tree_digest([root / copy_dir], root)
 
 
-def run_profile(recheck: str, findings: str | None = None) -> str:
-    """What else the worker's verdicts depend on, as one string."""
+def run_profile(recheck: str, findings: str | None = None, tests: Sequence[str] = ()) -> str:
+    """What else the worker's verdicts depend on, as one string. ``tests``: the part of
+    the suite a run was restricted to (empty: the whole suite)."""
     if findings is None:
         findings = os.environ.get("CTXAUDIT_FINDINGS", "")
-    return json.dumps(
-        {"profile": WORKER_PROFILE, "recheck": recheck, "findings": findings}, sort_keys=True
-    )
+    profile: dict[str, object] = {
+        "profile": WORKER_PROFILE,
+        "recheck": recheck,
+        "findings": findings,
+    }
+    if tests:  # absent for the whole suite, so the keys of whole runs stay as they were
+        profile["tests"] = sorted(tests)
+    return json.dumps(profile, sort_keys=True)
 
 
 def entry_key(target: str, suite: str, mutant_id: str, profile: str, seeds: Sequence[int]) -> str:

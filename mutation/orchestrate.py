@@ -21,7 +21,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -225,6 +225,25 @@ def _run_ours(
     )  # fmt: skip
 
 
+def _part_of_suite(suite: Sequence[str], tests: Sequence[str]) -> tuple[str, ...]:
+    """``tests`` checked to lie inside the configured ``suite`` (a file or folder of it,
+    or a node id in one): a mutation run never runs tests the target's scope does not
+    name."""
+    outside = [
+        t
+        for t in tests
+        if not any(
+            t == s or t.startswith(s.rstrip("/") + ("/" if not s.endswith(".py") else "::"))
+            for s in suite
+        )
+    ]
+    if outside:
+        raise MutationError(
+            f"--tests {', '.join(outside)}: not part of the target's suite ({', '.join(suite)})"
+        )
+    return tuple(tests)
+
+
 def _matches(m: engine.Mutant, pattern: str) -> bool:
     """``--only``: the stable id, or for a catalogued mutant also
     ``<file>:<function>:<kind>:catalogue:<entry>`` (so ``<file>:<function>:*`` takes the
@@ -293,6 +312,7 @@ def run(
     seeds: Sequence[int] = (0, 1, 2),
     cache: bool = True,
     fixes: Sequence[str] = (),
+    tests: Sequence[str] = (),
 ) -> MutationResult:
     """Mutate ``target``, run its suite against every mutant, write reports into ``out_dir``.
 
@@ -312,6 +332,9 @@ def run(
     ``fixes``: mutate a copy of the tree with these fixes applied (:func:`fixed_tree`;
     ``["all"]``: every fix for the version), where the properties are checked over the
     regions the fixed findings carved out of the released tree; the report says which.
+    ``tests``: run only this part of the target's suite (test files or node ids inside the
+    configured ``tests``), e.g. the seed-free programs for a quick check of the named
+    mutants; a survivor then only says that part did not kill it. The report says so.
     """
     if not 0.0 < other_sample <= 1.0:
         raise MutationError(f"bad other_sample {other_sample}: need 0 < f <= 1")
@@ -329,6 +352,8 @@ def run(
         cfg = target_config(target)
     except ConfigError as exc:
         raise MutationError(str(exc)) from None
+    if tests:
+        cfg = replace(cfg, tests=_part_of_suite(cfg.tests, tests))
     # a target may cap the share of `other` mutants (each costs a run of its service)
     other_sample = min(other_sample, cfg.other_sample_max)
     i, n = shard or (1, 1)
@@ -360,7 +385,7 @@ def run(
             target=verdict_cache.target_digest(root, copy_dir)
             + (f"+{found.runtime.key}" if found.runtime else ""),
             suite=verdict_cache.suite_digest(),
-            profile=verdict_cache.run_profile(recheck),
+            profile=verdict_cache.run_profile(recheck, tests=tuple(tests)),
             seeds=tuple(seeds),
         )
         reused = vcache.fill(selected)
@@ -441,6 +466,7 @@ def run(
         "other_sample": other_sample,
         "other_not_sampled": unsampled,
         "only": list(only),
+        "tests": list(tests),
         "seeds": seeds,
         # the fixes applied to the mutated tree (empty: the released tree)
         "fixes": applied,
@@ -517,6 +543,7 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
                 "other_sample",
                 "other_not_sampled",
                 "only",
+                "tests",
                 "deselected",
                 "findings_excluded",
                 "seeds",

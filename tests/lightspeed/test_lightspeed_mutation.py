@@ -5,7 +5,8 @@ main) with only the catalogue's lightspeed-stack entries (LCORE-3883/3908's shap
 in the tree's own code: a compacted turn not written, written twice or with the
 explicit input, a summary marker dropped, the trigger at the threshold). The
 worker runs in the tree's environment with every mutant in one process (the
-service starts once); the gate must pass, each entry killed by the lockstep.
+service starts once); the gate must pass, each entry killed by a fixed program
+(``tests/lightspeed/inenv/test_programs.py``), which holds whatever the seed.
 The whole scope (every operator on the functions that write turns) is the audit's
 job: ``bin/ctxaudit audit --target lightspeed-stack@main``.
 """
@@ -24,6 +25,10 @@ from mutation import catalogue
 
 pytestmark = pytest.mark.lightspeed
 
+#: the seed-free fixed programs: a named mutant must fall to one of them, whatever the
+#: seed, without the lockstep's search
+PROGRAMS = "tests/lightspeed/inenv/test_programs.py"
+
 
 def test_named_mutants_are_killed_in_the_trees_environment(
     lightspeed_repo: Path, request: pytest.FixtureRequest, tmp_path: Path
@@ -34,7 +39,7 @@ def test_named_mutants_are_killed_in_the_trees_environment(
     cmd = [
         sys.executable, "-m", "mutation", "run", "--target", "lightspeed-stack",
         "--lightspeed", spec, "--lightspeed-repo", str(lightspeed_repo),
-        "--only", "catalogue:*", "--seeds", "1", "--recheck", "none",
+        "--only", "catalogue:*", "--tests", PROGRAMS, "--seeds", "1", "--recheck", "none",
         "--no-cache", "--no-coverage", "--out", str(tmp_path), "-q",
     ]  # fmt: skip
     proc = subprocess.run(

@@ -179,3 +179,24 @@ def test_a_suite_that_fails_unmutated_is_named_as_such(tmp_path: Path):
         driver.run_worker(
             plan, cfg, one, work, "", jobs=1, recheck="none", progress=None, modules=modules
         )
+
+
+def test_a_run_restricted_to_part_of_the_suite_stays_inside_it() -> None:
+    """``--tests``: files, folders' files and node ids inside the configured tests are
+    taken; anything else is refused, so a run never runs tests the scope does not name."""
+    import pytest
+
+    from mutation.engine import MutationError
+    from mutation.orchestrate import _part_of_suite
+
+    suite = ("tests/lightspeed/inenv/test_programs.py", "tests/settlement")
+    inside = (
+        "tests/lightspeed/inenv/test_programs.py",
+        "tests/lightspeed/inenv/test_programs.py::test_program",
+        "tests/settlement/test_owner.py",
+    )
+    assert _part_of_suite(suite, inside) == inside
+    for outside in ("tests/lightspeed/inenv/test_lockstep.py", "tests/settlementx/t.py",
+                    "tests/lightspeed/inenv/test_programs.pyc"):  # fmt: skip
+        with pytest.raises(MutationError, match="not part of the target's suite"):
+            _part_of_suite(suite, (outside,))

@@ -72,6 +72,9 @@ CHANGES: dict[str, Callable[[Path, Path], dict[str, object]]] = {
     "pytest settings": edit(Path("pyproject.toml")),
     "recheck mode": lambda r, t: {"profile": cache.run_profile("all", findings="GR-1")},
     "findings left out": lambda r, t: {"profile": cache.run_profile("gated", findings="none")},
+    "part of the suite": lambda r, t: {
+        "profile": cache.run_profile("gated", findings="GR-1", tests=("tests/a.py",))
+    },
     "seeds": lambda r, t: {"seeds": (3, 4, 5)},
     "fewer seeds": lambda r, t: {"seeds": (0,)},
 }

@@ -1,0 +1,83 @@
+"""Fixed programs on every path: S1-S3, S6, S7, S9 and C1 without a search.
+
+Each program is one short, explicit run of :class:`LightspeedMachine`: a kind of
+request whose settlement differs from a plain turn's (compacted, at the limit,
+blocked, ``store=false``, continued, its write failing, interrupted, hung up), on
+the path where it is sent, or a known finding's program (``programs.PROGRAMS``).
+The machine compares the tree with the model after every request, as in the
+lockstep, so a program fails on the property the tree breaks.
+
+They never ask Hypothesis for a random source: their verdict is the same under
+every seed. The mutation runner runs the tests that reach a mutated function
+fastest first, so a mutant of a path's write meets that path's program before
+the lockstep's search, and a kill by a program is robust by nature
+(mutation/README.md, "Robust kills"). The lockstep stays the search: it finds
+what no program spells out.
+
+The known findings that reproduce on the tree have their regions left out, as
+the lockstep leaves them out; on the fully fixed tree nothing is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from ctxaudit.targets.lightspeed.findings import Finding
+from tests.lightspeed.inenv import programs
+from tests.lightspeed.inenv.test_lockstep import OPENINGS, LightspeedMachine, Send
+
+pytestmark = pytest.mark.properties("S1", "S2", "S3", "S6", "S7", "S9", "C1")
+
+
+def _opening(path: str, sends: tuple[Send, ...]) -> programs.Program:
+    """A short /v1/query turn, then ``sends`` on ``path``, in one conversation."""
+
+    def program(state: LightspeedMachine) -> None:
+        conv = state.first_conversation()
+        for send in sends:
+            state.request(conv=conv, path=path, send=send)
+
+    return program
+
+
+def _after_a2a_start(state: LightspeedMachine) -> None:
+    """A conversation an A2A message starts, continued over A2A with a compacted message."""
+    conv = state.new_conversation(first="a2a")
+    state.request(conv=conv, path="a2a", send=Send())
+    state.request(conv=conv, path="a2a_stream", send=Send(size="over_limit"))
+
+
+PATH_PROGRAMS: dict[str, Callable[[LightspeedMachine], None]] = {
+    **{f"{kind} on {path}": _opening(path, sends) for kind, path, sends in OPENINGS},
+    "compacted on a2a_stream": _opening("a2a_stream", (Send(), Send(size="over_limit"))),
+    "blocked on responses_stream": _opening("responses_stream", (Send(ending="blocked"),)),
+    "store=false on responses_stream": _opening("responses_stream", (Send(store=False),)),
+    "continued on responses_stream": _opening("responses_stream", (Send(), Send(previous=True))),
+    "interrupted after a compaction on streaming_query": _opening(
+        "streaming_query", (Send(), Send(size="over_limit", ending="interrupt"))
+    ),
+    "started over a2a, then compacted": _after_a2a_start,
+    "blocked, store=false, on responses": _opening(
+        "responses", (Send(ending="blocked", store=False),)
+    ),
+    "store=false, hung up, on responses_stream": _opening(
+        "responses_stream", (Send(store=False, ending="hang_up"),)
+    ),
+    "hung up after a compaction on responses_stream": _opening(
+        "responses_stream", (Send(), Send(size="over_limit", ending="hang_up"))
+    ),
+}
+ALL = {**PATH_PROGRAMS, **programs.PROGRAMS}
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_program(name: str, reproducing: tuple[Finding, ...]) -> None:
+    """The program runs to its end with the tree and the model agreeing at every step."""
+    state = LightspeedMachine()
+    state.excluded = reproducing
+    try:
+        ALL[name](state)
+    finally:
+        state.teardown()
