@@ -57,6 +57,26 @@ PROFILES: dict[str, dict[str, object]] = {
 
 DEFAULT = "ci"
 
+#: the search of a stateful suite whose every step is a request to a real service
+#: (the lightspeed-stack lockstep: a step is an HTTP request through the app, OGX and
+#: the fake LLM, then a listing of the conversation, some 100 times a model step):
+#: fewer and shorter examples per profile. Each path's settlement is met on every run
+#: by fixed programs (tests/lightspeed/inenv/test_programs.py) and by the lockstep's
+#: openings; the search adds the interleavings. ``mutation`` keeps ``ci``'s, so a
+#: mutant meets the gate's examples.
+SERVICE_SEARCH: dict[str, dict[str, int]] = {
+    "ci": dict(max_examples=20, stateful_step_count=20),
+    "mutation": dict(max_examples=20, stateful_step_count=20),
+    "thorough": dict(max_examples=200, stateful_step_count=40),
+    "dev": dict(max_examples=10, stateful_step_count=10),
+}
+
+
+def service_search(name: str | None = None) -> dict[str, int]:
+    """The search size of a service-backed stateful suite under profile ``name``
+    (default: the profile ``CTXAUDIT_PROFILE`` names)."""
+    return SERVICE_SEARCH[name or os.environ.get("CTXAUDIT_PROFILE", DEFAULT)]
+
 #: seconds a profile may spend shrinking one failure (Hypothesis's own bound is 300 s).
 #: The gate's profile answers within 30 s on the shared 2-core machine
 #: (reports/failure-benchmark.md); a failure whose shrinking was cut short says that

@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, precondition, rule
 
+from ctxaudit import profiles
 from ctxaudit.targets.lightspeed import harness
 from ctxaudit.targets.lightspeed.fake_llm import Reply
 from ctxaudit.targets.lightspeed.findings import Finding, Situation
@@ -590,6 +591,8 @@ TestLightspeedLockstep = LightspeedLockstep.TestCase
 # Every failure of the lockstep is raised at one place (``_request``), so Hypothesis
 # takes them all for one bug: once one is found, searching on for others (at least
 # ten examples, up to ten seconds, by default) only delays the report.
+# Each step is a request to the real service: the search is sized for that, per
+# profile, in ctxaudit/profiles.py (SERVICE_SEARCH).
 TestLightspeedLockstep.settings = settings(
-    TestLightspeedLockstep.settings, report_multiple_bugs=False
+    TestLightspeedLockstep.settings, report_multiple_bugs=False, **profiles.service_search()
 )
