@@ -716,7 +716,9 @@ def test_child_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert child["PATH"].split(os.pathsep)[0] == str(root / "venv/bin")
     assert child["VIRTUAL_ENV"] == str(root / "venv")
     assert child["OPENAI_API_KEY"] != "sk-real"
-    for name, value in [("PYTHONDONTWRITEBYTECODE", "1"), ("HF_HUB_OFFLINE", "1"),
+    assert "PYTHONDONTWRITEBYTECODE" not in child  # bytecode is kept, in the env's folder
+    assert child["PYTHONPYCACHEPREFIX"] == str(root / "pycache")
+    for name, value in [("HF_HUB_OFFLINE", "1"),
                         ("TRANSFORMERS_OFFLINE", "1"), ("KEEP_ME", "1")]:  # fmt: skip
         assert child[name] == value
     assert not [k for k in child if k.lower().endswith("_proxy")]

@@ -169,7 +169,10 @@ def child_environ(env: LightspeedEnv, tree: LightspeedTree) -> dict[str, str]:
         PATH=os.pathsep.join([str(env.python.parent), os.environ.get("PATH", "")]),
         VIRTUAL_ENV=str(env.python.parent.parent),
         PYTHONPATH=os.pathsep.join([str(tree.root / "src"), str(REPO_ROOT)]),
-        PYTHONDONTWRITEBYTECODE="1",
+        # bytecode goes to the environment's own folder, never beside a tree's sources:
+        # each module is compiled once, by the first child that imports it (uv installs
+        # without bytecode; compiling all of site-packages up front cost 1-2 min a lock)
+        PYTHONPYCACHEPREFIX=str(env.root / "pycache"),
         PYTHONNOUSERSITE="1",
         TIKTOKEN_CACHE_DIR=str(env.tiktoken_dir),
         OPENAI_API_KEY="sk-ctxaudit-dummy",

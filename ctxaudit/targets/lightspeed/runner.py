@@ -20,11 +20,9 @@ from dataclasses import dataclass
 
 from ctxaudit.outcomes import CouldNotCheck
 from ctxaudit.targets.lightspeed import env as lsenv
-from ctxaudit.targets.lightspeed.tree import REPO_ROOT, LightspeedTree, file_lock
+from ctxaudit.targets.lightspeed.tree import REPO_ROOT, LightspeedTree
 
 INENV = "tests/lightspeed/inenv"
-#: written into an environment once its installed packages are byte-compiled
-BYTECODE_STAMP = "ctxaudit-bytecode"
 
 
 @dataclass(frozen=True)
@@ -73,7 +71,6 @@ def run_suite(
     about the tree.
     """
     env = lsenv.ensure_env(tree, log=log)
-    ensure_bytecode(env, log=log)
     extra = dict(extra_env or {})
     if profile:
         extra["CTXAUDIT_PROFILE"] = profile
@@ -111,32 +108,6 @@ def run_suite(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return ChildRun(tree, env, code, output, time.monotonic() - started)
-
-
-def ensure_bytecode(env: lsenv.LightspeedEnv, log: Callable[[str], None] = lambda _: None) -> None:
-    """Byte-compile the environment's installed packages, once (a stamp says it is done).
-
-    uv installs without bytecode, and children run with PYTHONDONTWRITEBYTECODE (they
-    must leave nothing beside a tree's sources), so every child compiled the ~4,600
-    modules the app, OGX and their dependencies import from source: about 6 s of each
-    start. The packages never change once installed; the tree's own ``src`` is still
-    compiled in each child, never cached.
-    """
-    stamp = env.root / BYTECODE_STAMP
-    if stamp.exists():
-        return
-    with file_lock(env.root.parent / f"{env.lock_hash}.lock"):
-        if stamp.exists():
-            return
-        log(f"byte-compiling the packages of environment {env.lock_hash} (once)")
-        site = next((env.root / "venv" / "lib").glob("python3*/site-packages"), None)
-        if site is not None:
-            subprocess.run(
-                [str(env.python), "-m", "compileall", "-q", "-j", "0", str(site)],
-                capture_output=True,
-                check=False,
-            )
-        stamp.write_text("compiled\n")
 
 
 _FAILURE_START = re.compile(r"^_{3,} .* _{3,}$")
