@@ -118,8 +118,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--since",
         metavar="REV",
         help="pull-request gate: mutate only the functions in scope that changed since REV "
-        "in the target's git history (a gitreins source tree given as a path, or ledger); "
+        "in the target's git history (a gitreins or lightspeed-stack source tree given as a "
+        "path, or ledger); "
         "the properties run as usual",
+    )
+    audit.add_argument(
+        "--fixes",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="verify each known finding's fix on the version (the fix audit: its regression "
+        "test, every property on the fully fixed tree); default: on, off with --since (a "
+        "pull-request gate checks the change; the fixes are the release audit's)",
     )
     audit.add_argument(
         "--cache",
@@ -223,6 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command != "audit":
         parser.print_help()
         return 0 if args.command is None else 2
+    if args.fixes is None:
+        args.fixes = not args.since
+    if not args.fixes:
+        if args.mutate == "fixed":
+            parser.error("--mutate fixed mutates the fix audit's fully fixed tree: not with "
+                         "--no-fixes (or --since without --fixes)")  # fmt: skip
+        os.environ["CTXAUDIT_FIXES"] = "0"  # read by the audit and its step cache key
     from ctxaudit import audit
     from ctxaudit.targets.lightspeed.tree import repo_from
 
