@@ -45,6 +45,8 @@ def audit(*args: str) -> subprocess.CompletedProcess[str]:
         (["--profile", "fast"], "invalid choice: 'fast'"),
         (["--jobs", "0"], "--jobs must be at least 1"),
         (["--other-sample", "1.5"], "--other-sample must be in (0, 1]"),
+        (["--mutate", "fixed", "--no-fixes"], "--mutate fixed mutates the fix audit's"),
+        (["--mutate", "fixed", "--since", "HEAD"], "not with --no-fixes (or --since"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(args: list[str], says: str) -> None:
