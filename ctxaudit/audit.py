@@ -357,9 +357,12 @@ def run_mutation(
     only: Sequence[str] = (),
     cache: bool = True,
     fixes: Sequence[str] = (),
+    coverage: bool = True,
 ) -> tuple[int, str]:
     """Run the mutation audit of one target version in its own process.
     ``cache``: reuse mutant verdicts from ``.cache/mutation-verdicts/`` (``--no-cache``).
+    ``coverage``: also measure the scope's branch coverage (a run of the suite under
+    coverage.py after the mutants: a figure beside the score, never a verdict).
 
     ``only``: run only the mutants matching these globs (``--since``: the changed
     functions' ``<file>:<function>:*``).
@@ -394,6 +397,8 @@ def run_mutation(
         cmd.append("--peer")
     if not cache:
         cmd.append("--no-cache")
+    if not coverage:
+        cmd.append("--no-coverage")
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         state = Path(tmp) / "progress.json"
         cmd += ["--progress-file", str(state)]

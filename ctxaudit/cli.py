@@ -468,6 +468,9 @@ def _run_audit(
                     only=only,
                     cache=args.cache,
                     fixes=fixes,
+                    # a pull-request gate: the verdicts of the changed functions' mutants;
+                    # the scope's coverage is the release audit's figure
+                    coverage=not args.since,
                 )
                 steps.store_mutation(mkey, code, output, target, args.out)
             show.done(target.label)
