@@ -10,6 +10,7 @@ Each entry names one change to one function of a target file::
     kind = "wrong-comparison"
     property = "V7"
     versions = ">=0.15.0"            # optional: target versions the entry is for
+    where = "cumulative_prompt_tok"  # optional: a regex the file's source must match
     before = "if budget_used > threshold:"
     after = "if cumulative_prompt_tok > threshold:"
     occurrence = 1                   # optional: which match, when `before` matches twice
@@ -18,10 +19,19 @@ Each entry names one change to one function of a target file::
 ``before`` is one or more whole source lines, compared with surrounding whitespace
 stripped; ``after`` replaces them at the indentation of the first matched line (its own
 relative indentation kept). The entry applies when ``before`` occurs inside the named
-function exactly once (or ``occurrence`` picks one), the result parses, and only that
-function changed. An entry that does not apply raises :class:`CatalogueError`: nothing
+function exactly once (or ``occurrence`` picks one), the result parses (by ``ast``; by
+libcst where the tree's syntax is newer than this interpreter's), and only that function
+changed. An entry that does not apply raises :class:`CatalogueError`: nothing
 is skipped silently. An entry whose ``versions`` excludes the target's version is
 reported as not applicable to that version.
+
+``where`` says which trees an entry is for by their code, for targets whose trees have
+no version to compare (a lightspeed-stack branch is ``main-gcd1a048``): a regular
+expression searched (``re.search``, ``re.MULTILINE``) in the named file's source. A tree
+whose file does not match it, or has no such file, is one the entry is not for: the entry
+is reported as not applicable to that tree, with the reason (:meth:`Entry.where_reason`).
+Where ``where`` matches, the entry must apply like any other (below): ``where`` chooses
+trees, it does not excuse an entry whose ``before`` is not found.
 
 An entry whose code is not in the tree (its file or function is gone, or ``before`` is
 not found in the function) raises :class:`NoLongerApplies`, a :class:`CatalogueError`.
@@ -47,6 +57,7 @@ touches more than its function, a file outside the scope) is an error on every t
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 import tomllib
@@ -54,6 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -90,6 +102,7 @@ class Entry:
     after: str
     description: str = ""
     versions: str = ""
+    where: str = ""
     occurrence: int | None = None
 
     def applies_to_version(self, version: str | None) -> bool:
@@ -99,6 +112,17 @@ class Entry:
             return Version(version) in SpecifierSet(self.versions)
         except InvalidVersion:
             return True
+
+    def where_reason(self, source: str | None) -> str | None:
+        """Why the tree whose file reads ``source`` (None: no such file) is not one the
+        entry is for, by ``where``; None when it is."""
+        if not self.where:
+            return None
+        if source is None:
+            return f"{self.file} is not in the tree (the entry is for trees matching `where`)"
+        if re.search(self.where, source, re.MULTILINE):
+            return None
+        return f"{self.file} has no code matching `where` {self.where!r}"
 
 
 def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
@@ -113,7 +137,7 @@ def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
         missing = [k for k in _REQUIRED if not str(raw.get(k, "")).strip()]
         if missing:
             raise CatalogueError(f"catalogue entry {ident}: missing {', '.join(missing)}")
-        unknown = set(raw) - {*_REQUIRED, "description", "versions", "occurrence"}
+        unknown = set(raw) - {*_REQUIRED, "description", "versions", "where", "occurrence"}
         if unknown:
             raise CatalogueError(f"catalogue entry {ident}: unknown keys {sorted(unknown)}")
         if ident in seen:
@@ -130,30 +154,103 @@ def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
                 raise CatalogueError(
                     f"catalogue entry {ident}: bad versions {raw['versions']!r}"
                 ) from None
+        if raw.get("where"):
+            try:
+                re.compile(raw["where"], re.MULTILINE)
+            except re.error as exc:
+                raise CatalogueError(f"catalogue entry {ident}: bad where: {exc}") from None
         entry = Entry(**{k: raw[k] for k in raw})
         if target is None or entry.target == target:
             entries.append(entry)
     return entries
 
 
-def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Qualified name -> node for top-level functions and methods of top-level classes."""
-    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+@dataclass(frozen=True)
+class _Outline:
+    """A module as the checks read it: each function's lines and code, and the rest."""
+
+    #: qualified name -> (first line, last line, code) of top-level functions and
+    #: methods of top-level classes
+    functions: dict[str, tuple[int, int, str]]
+    #: everything else: the module without its functions
+    rest: str
+
+
+@functools.lru_cache(maxsize=32)  # a file's source is read once for all its entries
+def _outline(source: str, grammar: str) -> _Outline:
+    """The source's outline, parsed by ``ast`` (fast) or, for syntax newer than this
+    interpreter's (a tree's ``type X = ...`` under Python 3.11), by libcst."""
+    if grammar == "ast":
+        return _ast_outline(ast.parse(source))
+    return _cst_outline(cst.parse_module(source))
+
+
+def _ast_outline(tree: ast.Module) -> _Outline:
+    functions: dict[str, tuple[int, int, str]] = {}
+    rest = []
+    defs = ast.FunctionDef | ast.AsyncFunctionDef
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out[node.name] = node
-        elif isinstance(node, ast.ClassDef):
+        if isinstance(node, defs):
+            functions[node.name] = (node.lineno, node.end_lineno or node.lineno, ast.dump(node))
+            continue
+        if isinstance(node, ast.ClassDef):
             for sub in node.body:
-                if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef):
-                    out[f"{node.name}.{sub.name}"] = sub
-    return out
+                if isinstance(sub, defs):
+                    first, last = sub.lineno, sub.end_lineno or sub.lineno
+                    functions[f"{node.name}.{sub.name}"] = (first, last, ast.dump(sub))
+            node = ast.ClassDef(
+                name=node.name,
+                bases=node.bases,
+                keywords=node.keywords,
+                body=[
+                    x
+                    for x in node.body
+                    if not isinstance(x, ast.FunctionDef | ast.AsyncFunctionDef)
+                ],
+                decorator_list=node.decorator_list,
+            )
+        rest.append(ast.dump(node))
+    return _Outline(functions, "\n".join(rest))
+
+
+def _cst_outline(module: cst.Module) -> _Outline:
+    positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    functions = {
+        qual: (positions[node].start.line, positions[node].end.line, module.code_for_node(node))
+        for qual, _cls, node in function_index(module).values()
+    }
+    rest = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            continue
+        if isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+            kept = [x for x in stmt.body.body if not isinstance(x, cst.FunctionDef)]
+            stmt = stmt.with_changes(body=stmt.body.with_changes(body=kept))
+        rest.append(module.code_for_node(stmt))
+    return _Outline(functions, "\n".join(rest))
+
+
+def _changed(a: _Outline, b: _Outline) -> list[str]:
+    """Qualified names of functions whose code differs; '<module level>' if anything else does."""
+    fa, fb = a.functions, b.functions
+    changed = sorted(
+        q for q in fa.keys() | fb.keys() if q not in fa or q not in fb or fa[q][2] != fb[q][2]
+    )
+    if a.rest != b.rest:
+        changed.append("<module level>")
+    return changed
 
 
 def apply(entry: Entry, source: str) -> str:
     """The source with the entry's change made; raises CatalogueError if it does not apply."""
     where = f"catalogue entry {entry.id} ({entry.file}:{entry.function})"
-    tree = ast.parse(source)
-    func = _functions(tree).get(entry.function)
+    try:
+        grammar = "ast"
+        outline = _outline(source, grammar)
+    except SyntaxError:
+        grammar = "libcst"
+        outline = _outline(source, grammar)
+    func = outline.functions.get(entry.function)
     if func is None:
         raise NoLongerApplies(
             f"{where}: does not apply, no function {entry.function} in the target source",
@@ -163,7 +260,7 @@ def apply(entry: Entry, source: str) -> str:
     before = [ln.strip() for ln in entry.before.strip("\n").splitlines()]
     if not before or not all(before):
         raise CatalogueError(f"{where}: `before` must be whole non-empty lines")
-    first, last = func.lineno, func.end_lineno or func.lineno
+    first, last, _code = func
     matches = [
         i
         for i in range(first - 1, last - len(before) + 1)
@@ -189,10 +286,12 @@ def apply(entry: Entry, source: str) -> str:
     if mutated == source:
         raise CatalogueError(f"{where}: `after` makes no change")
     try:
-        mutated_tree = ast.parse(mutated)
+        mutated_outline = _outline(mutated, grammar)
     except SyntaxError as exc:
         raise CatalogueError(f"{where}: the change does not parse: {exc.msg}") from None
-    changed = changed_functions(tree, mutated_tree)
+    except cst.ParserSyntaxError as exc:
+        raise CatalogueError(f"{where}: the change does not parse: {exc.message}") from None
+    changed = _changed(outline, mutated_outline)
     if changed != [entry.function]:
         raise CatalogueError(f"{where}: the change must touch exactly that function, got {changed}")
     return mutated
@@ -211,39 +310,6 @@ def no_longer_applies_line(entry: Entry, what: str) -> dict[str, str]:
             f"write it stands for was removed, the properties ({entry.property}) say so"
         ),
     }
-
-
-def changed_functions(a: ast.Module, b: ast.Module) -> list[str]:
-    """Qualified names of functions whose code differs; '<module level>' if anything else does."""
-    fa, fb = _functions(a), _functions(b)
-    changed = sorted(
-        q
-        for q in fa.keys() | fb.keys()
-        if q not in fa or q not in fb or ast.dump(fa[q]) != ast.dump(fb[q])
-    )
-
-    def skeleton(tree: ast.Module) -> str:
-        keep = [n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-        parts = []
-        for n in keep:
-            if isinstance(n, ast.ClassDef):
-                n = ast.ClassDef(
-                    name=n.name,
-                    bases=n.bases,
-                    keywords=n.keywords,
-                    body=[
-                        x
-                        for x in n.body
-                        if not isinstance(x, ast.FunctionDef | ast.AsyncFunctionDef)
-                    ],
-                    decorator_list=n.decorator_list,
-                )
-            parts.append(ast.dump(n))
-        return "\n".join(parts)
-
-    if skeleton(a) != skeleton(b):
-        changed.append("<module level>")
-    return changed
 
 
 def mutated_function(entry: Entry, module: cst.Module, mutated_source: str) -> cst.FunctionDef:

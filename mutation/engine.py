@@ -270,6 +270,21 @@ def build_plan(
             )
             continue
         fp_or_none = files.get(entry.file)
+        if entry.where:
+            text = fp_or_none.source if fp_or_none is not None else None
+            if text is None and (root / entry.file).is_file():
+                text = (root / entry.file).read_text()  # a file outside the scope
+            reason = entry.where_reason(text)
+            if reason is not None:
+                not_applicable.append(
+                    {
+                        "id": entry.id,
+                        "where": entry.where,
+                        "reason": reason,
+                        "description": entry.description,
+                    }
+                )
+                continue
         if fp_or_none is None and developer and not (root / entry.file).exists():
             no_longer.append(catalogue.no_longer_applies_line(entry, f"{entry.file} is gone"))
             continue

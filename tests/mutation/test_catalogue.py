@@ -247,3 +247,65 @@ def test_which_trees_are_a_developers():
     assert not developer_tree(pinned)  # a release: the catalogue's own versions
     assert developer_tree(gitreins.resolve(str(pinned.root)))  # the same code, given as a path
     assert developer_tree(targets.get("ledger").resolve(""))  # this repository's code
+
+
+# -- `where`: an entry names the trees it is for by their code
+
+
+def test_where_not_matching_is_not_applicable_with_the_reason(tmp_path: Path) -> None:
+    from mutation import engine
+
+    root, cfg, cat = toy_target(tmp_path, TOY)
+    cat.write_text(TOY_CATALOGUE.replace('after = "pass"', 'after = "pass"\nwhere = "def flush"'))
+    plan = engine.build_plan("toy", cfg, root, "0", cat)  # type: ignore[arg-type]
+    (na,) = plan.not_applicable
+    assert na["id"] == "TOY-WRITE" and na["where"] == "def flush"
+    assert na["reason"] == "toypkg/store.py has no code matching `where` 'def flush'"
+    ids = [m.id for m in plan.mutants]
+    assert "catalogue:TOY-WRITE" not in ids and "catalogue:TOY-CMP" in ids
+    # the tree that has the code: the entry applies (MULTILINE: `^` at a line's start)
+    (root / "toypkg" / "store.py").write_text(TOY + "\n    def flush(self):\n        pass\n")
+    cat.write_text(
+        TOY_CATALOGUE.replace('after = "pass"', 'after = "pass"\nwhere = "^ +def flush"')
+    )
+    plan = engine.build_plan("toy", cfg, root, "0", cat)  # type: ignore[arg-type]
+    assert plan.not_applicable == [] and "catalogue:TOY-WRITE" in [m.id for m in plan.mutants]
+
+
+def test_where_not_applicable_prints_its_reason(tmp_path: Path) -> None:
+    from mutation import report
+
+    na = {"id": "TOY-WRITE", "where": "x", "reason": "toypkg/store.py has no code matching"}
+    doc = {
+        "target": "toy", "version": "main-g1", "root": str(tmp_path), "sources": {},
+        "mutants": [], "timings": {"total": 1.0}, "not_applicable": [na], "excluded": {},
+    }  # fmt: skip
+    _js, md = report.write_reports(report.apply_gate(doc, {}), tmp_path / "out")
+    assert "- TOY-WRITE: not applicable to main-g1 (toypkg/store.py has no code matching)\n" in (
+        md.read_text()
+    )
+
+
+def test_where_matching_with_before_missing_stays_an_error(tmp_path: Path) -> None:
+    from mutation import engine
+
+    gone = TOY.replace("        self.turns.append(turn)\n", "")
+    root, cfg, cat = toy_target(tmp_path, gone)
+    cat.write_text(TOY_CATALOGUE.replace('after = "pass"', 'after = "pass"\nwhere = "def save"'))
+    with pytest.raises(CatalogueError, match="TOY-WRITE.*registered version"):
+        engine.build_plan("toy", cfg, root, "0", cat)  # type: ignore[arg-type]
+
+
+def test_where_is_checked_when_loaded(tmp_path: Path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text(TOY_CATALOGUE.replace('after = "pass"', 'after = "pass"\nwhere = "("'))
+    with pytest.raises(CatalogueError, match="TOY-WRITE: bad where"):
+        catalogue.load(f)
+
+
+def test_source_with_syntax_newer_than_this_interpreter_applies() -> None:
+    # a target tree may be written for a newer Python (lightspeed-stack main's
+    # `type X = ...` statements under this 3.11 interpreter)
+    src = "type Turn = dict[str, str]\n\n\n" + SRC
+    out = catalogue.apply(entry(), src)
+    assert out == src.replace("self.total > 10", "self.total >= 10")
