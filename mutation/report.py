@@ -293,6 +293,8 @@ def to_mte(doc: dict[str, Any]) -> dict[str, Any]:
             "fixes": doc.get("fixes") or [],
             # named mutants whose code is gone from a developer's tree: information, not run
             "catalogue_no_longer_applies": doc.get("no_longer_applies") or [],
+            # named mutants not for this tree (`versions`, `where`), each with why
+            "catalogue_not_applicable": doc.get("not_applicable") or [],
         },
     }
 
