@@ -77,6 +77,7 @@ def service_search(name: str | None = None) -> dict[str, int]:
     (default: the profile ``CTXAUDIT_PROFILE`` names)."""
     return SERVICE_SEARCH[name or os.environ.get("CTXAUDIT_PROFILE", DEFAULT)]
 
+
 #: seconds a profile may spend shrinking one failure (Hypothesis's own bound is 300 s).
 #: The gate's profile answers within 30 s on the shared 2-core machine
 #: (reports/failure-benchmark.md); a failure whose shrinking was cut short says that
