@@ -20,6 +20,7 @@ interrupted ones get none, and the matrix is rebuilt from what finished.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import shutil
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -234,11 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.command is None else 2
     if args.fixes is None:
         args.fixes = not args.since
-    if not args.fixes:
-        if args.mutate == "fixed":
-            parser.error("--mutate fixed mutates the fix audit's fully fixed tree: not with "
-                         "--no-fixes (or --since without --fixes)")  # fmt: skip
-        os.environ["CTXAUDIT_FIXES"] = "0"  # read by the audit and its step cache key
+    if not args.fixes and args.mutate == "fixed":
+        parser.error("--mutate fixed mutates the fix audit's fully fixed tree: not with "
+                     "--no-fixes (or --since without --fixes)")  # fmt: skip
     from ctxaudit import audit
     from ctxaudit.targets.lightspeed.tree import repo_from
 
@@ -277,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     stuck = False
     with procs.on_signals(), procs.temp_root():
         try:
-            return _run_audit(args, argv, targets, changed)
+            with _fix_audit(args.fixes):
+                return _run_audit(args, argv, targets, changed)
         except KeyboardInterrupt:
             stuck = _interrupted(args.out)
     if stuck:  # the temporary folder is gone; a thread left behind must not hold the exit
@@ -288,6 +289,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 _POOL = "ctxaudit-properties"
+
+
+@contextlib.contextmanager
+def _fix_audit(on: bool) -> Iterator[None]:
+    """``--no-fixes`` for this run: ``CTXAUDIT_FIXES=0``, which the audit and its step
+    cache key read, set while it runs and restored after (an in-process caller's later
+    runs are its own)."""
+    before = os.environ.get("CTXAUDIT_FIXES")
+    if not on:
+        os.environ["CTXAUDIT_FIXES"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CTXAUDIT_FIXES", None)
+        else:
+            os.environ["CTXAUDIT_FIXES"] = before
 
 
 def _interrupted(out: Path) -> bool:

@@ -702,7 +702,8 @@ def test_error_env_without_tiktoken_tables(tmp_path: Path, fake_uv: FakeUv) -> N
 
 
 def test_child_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTPS_PROXY", "http_proxy", "ALL_PROXY", "PYTHONPATH", "OPENAI_BASE_URL"):
+    for name in ("HTTPS_PROXY", "http_proxy", "ALL_PROXY", "PYTHONPATH", "OPENAI_BASE_URL",
+                 "PYTHONDONTWRITEBYTECODE"):  # fmt: skip
         monkeypatch.setenv(name, "x")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real")
     monkeypatch.setenv("KEEP_ME", "1")

@@ -52,6 +52,7 @@ _SCHEME = "1"  # part of the lock hash: bump when the build steps change
 _PROXIES = {"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy", "socks_proxy"}
 _NOT_INHERITED = {
     "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV",
+    "PYTHONDONTWRITEBYTECODE",  # bytecode is kept, in the environment's own folder
     "OPENAI_BASE_URL", "OPENAI_API_BASE",  # a child must never reach a real LLM by accident
 }  # fmt: skip
 
