@@ -56,7 +56,7 @@ STOP_SETTLE = 30.0
 
 @dataclass(frozen=True)
 class RunConfig:
-    """The compaction configuration of one run (one per test session)."""
+    """The compaction configuration a request is served under (``Service.configure``)."""
 
     window: int = 400
     ratio: float = 0.5
@@ -262,8 +262,8 @@ class Service:
         run_yaml = self.folder / "run.yaml"
         package = "ogx" if _has_module("ogx.core.library_client") else "llama_stack"
         run_yaml.write_text(_run_yaml(ogx_dir, self.llm.base_url, package))
-        service_yaml = self.folder / "lightspeed-stack.yaml"
-        service_yaml.write_text(_service_yaml(self.folder, run_yaml, self.config))
+        self._run_yaml = run_yaml
+        service_yaml = self._write_service_yaml(self.config)
         os.environ["LIGHTSPEED_STACK_CONFIG_PATH"] = str(service_yaml)
         os.environ.setdefault("OTEL_ANONYMIZATION_SECRET", "ctxaudit")
         configuration = importlib.import_module("configuration").configuration
@@ -303,6 +303,25 @@ class Service:
         self._count_items: Callable[[list[Any]], int] = estimator.estimate_conversation_tokens
         self.boot_seconds = time.monotonic() - started
         return self
+
+    def _write_service_yaml(self, config: RunConfig) -> Path:
+        path = self.folder / "lightspeed-stack.yaml"
+        path.write_text(_service_yaml(self.folder, self._run_yaml, config))
+        return path
+
+    def configure(self, config: RunConfig) -> None:
+        """Serve the next requests under ``config``: the tree reads its configuration
+        file again, as the operator's change of it and a restart would have it read.
+
+        Every tree reads the compaction settings and the context windows from its
+        ``configuration`` at each request, so the app, OGX and the stored conversations
+        stay as they are; nothing else in the file changes.
+        """
+        if config == self.config:
+            return
+        path = self._write_service_yaml(config)
+        importlib.import_module("configuration").configuration.load_configuration(str(path))
+        self.config = config
 
     def _inject_write_faults(self) -> None:
         """Let a test make the tree's own conversation writes fail (S7).

@@ -142,6 +142,9 @@ class Response:
     body: Any = None
     #: an error the stream reported in an SSE event (the HTTP status stays 200)
     error: str = ""
+    #: a stream's closing event arrived (``end`` on /v1/streaming_query,
+    #: ``response.completed`` on /v1/responses); a stream that stopped short has none
+    ended: bool = False
     #: the status of the interrupt request, when the client sent one
     interrupt_status: int | None = None
     #: A2A: the context the message was sent in, and the task's last state
@@ -219,6 +222,8 @@ def absorb(response: Response, event: dict[str, Any]) -> None:
     if kind == "start" or etype == "start":
         response.conversation = data.get("conversation_id") or response.conversation
         response.request_id = data.get("request_id") or response.request_id
+    if kind == "end" or etype in ("end", "response.completed"):
+        response.ended = True
     if kind == "error" or etype in ("error", "response.failed"):
         response.error = json.dumps(data)[:500]
     if kind == "token" or etype == "token":

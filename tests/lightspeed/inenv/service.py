@@ -1,7 +1,8 @@
 """The one lightspeed-stack service of a test session, started on first use.
 
-The app, OGX and the fake LLM start once (one run configuration per session);
-each Hypothesis example works in fresh conversations. The fake LLM's answers
+The app, OGX and the fake LLM start once; each Hypothesis example works in fresh
+conversations, under a compaction configuration of :data:`CONFIGS` it draws
+(:func:`configure`). The fake LLM's answers
 come from :data:`SCRIPTS`, keyed by the request's tag (the first word of its
 newest user message), which each test fills before it sends the request.
 """
@@ -11,7 +12,18 @@ from __future__ import annotations
 from ctxaudit.targets.lightspeed.fake_llm import Call, Reply
 from ctxaudit.targets.lightspeed.harness import RunConfig, Service
 
+#: the configuration a run starts under, and the fixed programs run under
 CONFIG = RunConfig(window=200, ratio=0.5, floor=0, buffer=1)
+#: the configurations the lockstep draws from, each with a side of C1 or of the fold
+#: the others leave unchecked: the token floor above the ratio's side of the
+#: threshold, two turns kept verbatim, none kept, another ratio on another window
+CONFIGS = (
+    CONFIG,
+    RunConfig(window=200, ratio=0.5, floor=140, buffer=1),
+    RunConfig(window=200, ratio=0.5, floor=0, buffer=2),
+    RunConfig(window=200, ratio=0.5, floor=0, buffer=0),
+    RunConfig(window=240, ratio=0.75, floor=0, buffer=1),
+)
 SCRIPTS: dict[str, Reply] = {}
 _service: Service | None = None
 
@@ -41,3 +53,10 @@ def stop() -> None:
     if _service is not None:
         _service.stop()
         _service = None
+
+
+def configure(config: RunConfig) -> Service:
+    """The service, serving the next requests under ``config``."""
+    ls = get()
+    ls.configure(config)
+    return ls

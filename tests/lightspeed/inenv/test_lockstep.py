@@ -128,15 +128,17 @@ def lightspeed_estimate(
     return total
 
 
-PARAMS = model.Params(
-    context_window=service.CONFIG.window,
-    threshold_ratio=service.CONFIG.ratio,
-    token_floor=service.CONFIG.floor,
-    buffer_turns=service.CONFIG.buffer,
-    instructions=INSTRUCTIONS,
-    summarize=summarize,
-    estimate=lightspeed_estimate,
-)
+def params_for(config: harness.RunConfig) -> model.Params:
+    """The model's parameters for the tree's configuration ``config``."""
+    return model.Params(
+        context_window=config.window,
+        threshold_ratio=config.ratio,
+        token_floor=config.floor,
+        buffer_turns=config.buffer,
+        instructions=INSTRUCTIONS,
+        summarize=summarize,
+        estimate=lightspeed_estimate,
+    )
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,8 @@ class LightspeedMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.ls = service.get()
+        self.ls = service.configure(service.CONFIG)
+        self.params = params_for(service.CONFIG)
         self.numbers = itertools.count(1)
         self.convs: dict[str, tuple[model.Turn, ...]] = {}
         self.ids: dict[str, str] = {}
@@ -204,9 +207,19 @@ class LightspeedMachine(RuleBasedStateMachine):
 
     # -- conversations -------------------------------------------------------------
 
-    @initialize(target=conversations)
-    def first_conversation(self) -> str:
+    @initialize(target=conversations, config=st.sampled_from(service.CONFIGS))
+    def first_conversation(self, config: harness.RunConfig | None = None) -> str:
+        """The example's compaction configuration (a fixed program keeps the default),
+        then its first conversation."""
+        if config is not None:
+            self.configure(config)
         return self.new_conversation()
+
+    def configure(self, config: harness.RunConfig) -> None:
+        """The tree and the model, both under ``config`` from the next request on."""
+        self.ls.configure(config)
+        self.params = params_for(config)
+        note_event(f"configuration {config}")
 
     @rule(target=conversations, first=st.sampled_from(["query"] * 3 + ["a2a"]))
     def new_conversation(self, first: str = "query") -> str:
@@ -253,8 +266,8 @@ class LightspeedMachine(RuleBasedStateMachine):
     def _padding(self, conv: str, tag: str, send: Send, path: str) -> int:
         if send.size == "short":
             return 0
-        limit = int(PARAMS.threshold_ratio * PARAMS.context_window)
-        target = max(limit, PARAMS.token_floor) + (1 if send.size == "over_limit" else 0)
+        limit = int(self.params.threshold_ratio * self.params.context_window)
+        target = max(limit, self.params.token_floor) + (1 if send.size == "over_limit" else 0)
 
         def estimate(pad: int) -> int:
             new = model.input_items(self._input(tag, send, path, pad))
@@ -262,7 +275,7 @@ class LightspeedMachine(RuleBasedStateMachine):
 
         # the fewest pads that reach the target (the estimate grows with the pads):
         # found by bisection, then checked one pad lower
-        low, high = 0, 4 * PARAMS.context_window
+        low, high = 0, 4 * self.params.context_window
         while low < high:
             middle = (low + high) // 2
             if estimate(middle) < target:
@@ -281,7 +294,7 @@ class LightspeedMachine(RuleBasedStateMachine):
         plan = model.plan(
             self.convs,
             model.Request(conv, value, path, store, previous_response_id=previous),
-            PARAMS,  # type: ignore[arg-type]
+            self.params,  # type: ignore[arg-type]
         )
         kind = self._ending(path, send)
         stop = kind if kind in ("interrupt", "hang_up") else None
@@ -342,16 +355,17 @@ class LightspeedMachine(RuleBasedStateMachine):
             problems.append(self._failed_write_problem(program, path, response, outcome))
             self.calls_seen = len(self.ls.llm.calls)
         else:
-            problems += self._answer_problems(program, stop, response, answer)
+            problems += self._answer_problems(program, path, stop, response, answer)
             problems.append(self._llm_input_problem(tag, plan, sent_before, program, kind))
         found = [p for p in problems if p]
         if found:  # raised as is: one paragraph per property, no assertion rewriting
             raise AssertionError("\n\n".join(found))
 
     def _answer_problems(
-        self, program: str, stop: str | None, response: Response, answer: str
+        self, program: str, path: str, stop: str | None, response: Response, answer: str
     ) -> list[str]:
-        """S9: HTTP 200 and the LLM's answer; a stream stopped early ends normally."""
+        """S9: HTTP 200 and the LLM's answer, a /v1 stream with its closing event; a
+        stream stopped early ends normally."""
         if stop == "interrupt" and response.interrupt_status != 200:
             return [
                 f"harness: {program}: the interrupt of the running stream got HTTP "
@@ -367,6 +381,12 @@ class LightspeedMachine(RuleBasedStateMachine):
                 f"S9: {program}: expected HTTP 200 with the LLM's answer {answer!r}, got HTTP "
                 f"{response.status} answer {response.answer!r} "
                 f"error {response.error or response.body!r}"
+            ]
+        if not stop and path in STREAMED and not response.ended:
+            last = response.events[-1].get("event") if response.events else None
+            return [
+                f"S9: {program}: the stream answered {answer!r} but ended without its "
+                f"closing event (its last event: {last!r})"
             ]
         return []
 

@@ -3,7 +3,9 @@
 Each program is one short, explicit run of :class:`LightspeedMachine`: a kind of
 request whose settlement differs from a plain turn's (compacted, at the limit,
 blocked, ``store=false``, continued, its write failing, interrupted, hung up), on
-the path where it is sent, or a known finding's program (``programs.PROGRAMS``).
+the path where it is sent; a request at the threshold, one over it and a fold under
+each other compaction configuration the lockstep draws (``service.CONFIGS``); or a
+known finding's program (``programs.PROGRAMS``).
 The machine compares the tree with the model after every request, as in the
 lockstep, so a program fails on the property the tree breaks.
 
@@ -25,7 +27,8 @@ from collections.abc import Callable
 import pytest
 
 from ctxaudit.targets.lightspeed.findings import Finding
-from tests.lightspeed.inenv import programs
+from ctxaudit.targets.lightspeed.harness import RunConfig
+from tests.lightspeed.inenv import programs, service
 from tests.lightspeed.inenv.test_lockstep import OPENINGS, LightspeedMachine, Send
 
 pytestmark = pytest.mark.properties("S1", "S2", "S3", "S6", "S7", "S9", "C1")
@@ -38,6 +41,16 @@ def _opening(path: str, sends: tuple[Send, ...]) -> programs.Program:
         conv = state.first_conversation()
         for send in sends:
             state.request(conv=conv, path=path, send=send)
+
+    return program
+
+
+def _configured(config: RunConfig, path: str, sends: tuple[Send, ...]) -> programs.Program:
+    """:func:`_opening`, with the tree and the model under ``config``."""
+
+    def program(state: LightspeedMachine) -> None:
+        state.configure(config)
+        _opening(path, sends)(state)
 
     return program
 
@@ -69,7 +82,20 @@ PATH_PROGRAMS: dict[str, Callable[[LightspeedMachine], None]] = {
         "responses_stream", (Send(), Send(size="over_limit", ending="hang_up"))
     ),
 }
-ALL = {**PATH_PROGRAMS, **programs.PROGRAMS}
+#: each configuration the lockstep draws besides the default: a request at its
+#: threshold and one over it, after a short turn, and a fold with more turns than
+#: it keeps verbatim
+CONFIGURED: dict[str, Callable[[LightspeedMachine], None]] = {
+    f"{kind} on {path} under {config}": _configured(config, path, sends)
+    for config in service.CONFIGS
+    if config != service.CONFIG
+    for kind, path, sends in (
+        ("at the limit", "responses", (Send(), Send(size="at_limit"))),
+        ("compacted", "responses", (Send(), Send(size="over_limit"))),
+        ("compacted twice", "query", (Send(), Send(), Send(size="over_limit"), Send())),
+    )
+}
+ALL = {**PATH_PROGRAMS, **CONFIGURED, **programs.PROGRAMS}
 
 
 @pytest.mark.parametrize("name", ALL)
