@@ -12,8 +12,10 @@ nothing is stored (OGX stores a turn only when inference ran to the end). Its pa
 the fix catches the cancellation in ``response_generator``, and, when the request is
 stored, appends the input (the original input in compacted mode) and the text streamed
 so far with the tree's interruption notice (``build_interrupted_response``, as
-/v1/streaming_query stores a turn cut short), in the same shielded scope, then lets the
-cancellation go on."""
+/v1/streaming_query stores a turn cut short), and records the conversation as a
+completed stream does (``_store_response_query_results``: without it a conversation
+that such a request started is unknown to the next one), in the same shielded scope,
+then lets the cancellation go on."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
@@ -62,6 +64,10 @@ def _responses(api: str) -> tuple[Edit, ...]:
         "                try:\n"
         "                    await append_turn_items_to_conversation(\n"
         "                        context.client, api_params.conversation, user_input, partial\n"
+        "                    )\n"
+        "                    # the conversation's record, as a completed stream leaves it\n"
+        "                    _store_response_query_results(\n"
+        "                        api_params, context, turn_summary, datetime.now(UTC), None\n"
         "                    )\n"
         "                except Exception:  # pylint: disable=broad-except\n"
         '                    logger.exception("Failed to store the turn of a stream cut short")\n'

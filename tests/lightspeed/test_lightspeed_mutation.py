@@ -39,10 +39,6 @@ GAPS = {
         "cancellation handler wrote first; the harness's interrupt always reaches the "
         "callback first, and no fixed program can order them the other way"
     ),
-    "LCORE-3908-ls-streaming-query-check-removed": (
-        "a plain streamed turn's write then fails just before the stream's end event; "
-        "nothing is stored twice, and the harness does not observe the end event"
-    ),
 }
 
 

@@ -222,8 +222,9 @@ class LightspeedMachine(RuleBasedStateMachine):
         note_event(f"configuration {config}")
 
     @rule(target=conversations, first=st.sampled_from(["query"] * 3 + ["a2a"]))
-    def new_conversation(self, first: str = "query") -> str:
-        """A conversation starts with a short /v1/query or A2A message (the tree creates it).
+    def new_conversation(self, first: str = "query", send: Send | None = None) -> str:
+        """A conversation starts with a short /v1/query or A2A message (the tree creates it);
+        a fixed program may start it with another request (``first``, ``send``).
 
         The tree keeps no owner of a conversation an A2A context started (A2A
         has no user), and its /v1 endpoints refuse such a conversation as not
@@ -233,7 +234,7 @@ class LightspeedMachine(RuleBasedStateMachine):
         self.convs[name] = ()
         if first in A2A and self._has(first):
             self.a2a_only.add(name)
-        self._request(name, first if self._has(first) else "query", Send())
+        self._request(name, first if self._has(first) else "query", send or Send())
         return name
 
     def _has(self, path: str) -> bool:

@@ -55,6 +55,18 @@ def _configured(config: RunConfig, path: str, sends: tuple[Send, ...]) -> progra
     return program
 
 
+def _started_by(path: str, send: Send) -> programs.Program:
+    """A conversation whose first request is ``send`` on ``path``, then a short /v1/query
+    turn: the tree must have recorded the conversation (its owner) whatever ended the
+    request that created it."""
+
+    def program(state: LightspeedMachine) -> None:
+        conv = state.new_conversation(first=path, send=send)
+        state.request(conv=conv, path="query", send=Send())
+
+    return program
+
+
 def _after_a2a_start(state: LightspeedMachine) -> None:
     """A conversation an A2A message starts, continued over A2A with a compacted message."""
     conv = state.new_conversation(first="a2a")
@@ -72,6 +84,16 @@ PATH_PROGRAMS: dict[str, Callable[[LightspeedMachine], None]] = {
         "streaming_query", (Send(), Send(size="over_limit", ending="interrupt"))
     ),
     "started over a2a, then compacted": _after_a2a_start,
+    "started by an interrupted stream, then continued": _started_by(
+        "streaming_query", Send(ending="interrupt")
+    ),
+    "started by a stream hung up, then continued": _started_by(
+        "responses_stream", Send(ending="hang_up")
+    ),
+    "started by a streaming_query hung up, then continued": _started_by(
+        "streaming_query", Send(ending="hang_up")
+    ),
+    "started blocked, then continued": _started_by("responses", Send(ending="blocked")),
     "blocked, store=false, on responses": _opening(
         "responses", (Send(ending="blocked", store=False),)
     ),
