@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,13 +35,41 @@ class FunctionExclusion:
     #: ``def`` on) matches this regex; None: always. It reads as data what one version
     #: of a target does with a function that another version does differently.
     when: re.Pattern[str] | None = None
+    #: the exclusion applies only to a version whose source names the function nowhere
+    #: but in its own ``def`` line (:func:`unreferenced`): code nothing calls there
+    unreferenced: bool = False
 
-    def applies(self, function: str, source: str | None) -> bool:
-        """Whether it leaves out ``function``. Without the source (a caller that has
-        none), a conditional exclusion does not apply: the function counts as in scope."""
+    def applies(
+        self, function: str, source: str | None, dead: frozenset[str] = frozenset()
+    ) -> bool:
+        """Whether it leaves out ``function``; ``dead``: the version's unreferenced
+        functions. Without the source (a caller that has none), a conditional exclusion
+        does not apply: the function counts as in scope."""
         if not fnmatch.fnmatchcase(function, self.function):
             return False
+        if self.unreferenced and function not in dead:
+            return False
         return self.when is None or (source is not None and self.when.search(source) is not None)
+
+
+def unreferenced(root: Path, names: Iterable[str]) -> frozenset[str]:
+    """Of ``names``, those the Python source under ``root`` mentions nowhere but in their
+    own ``def`` line: no call, import, reference, comment or docstring names them."""
+    pending = sorted(set(names))
+    if not pending:
+        return frozenset()
+    mention = re.compile(r"\b(" + "|".join(map(re.escape, pending)) + r")\b")
+    definition = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
+    used: set[str] = set()
+    for path in sorted(root.rglob("*.py")):
+        for line in path.read_text(errors="replace").splitlines():
+            defined = definition.match(line)
+            for m in mention.finditer(line):
+                if not (
+                    defined and defined.group(1) == m.group(1) and m.start() == defined.start(1)
+                ):
+                    used.add(m.group(1))
+    return frozenset(pending) - used
 
 
 @dataclass(frozen=True)
@@ -94,20 +123,37 @@ class TargetConfig:
                     found.add(p.relative_to(root).as_posix())
         return sorted(found)
 
-    def in_scope(self, path: str, function: str, source: str | None = None) -> bool:
+    def in_scope(
+        self,
+        path: str,
+        function: str,
+        source: str | None = None,
+        dead: frozenset[str] = frozenset(),
+    ) -> bool:
         """Whether ``function`` of ``path`` is mutated; ``source`` is the function's text
-        (``module.code_for_node(node)``), which conditional exclusions (``when``) read."""
-        included = any(
+        (``module.code_for_node(node)``), which conditional exclusions (``when``) read,
+        ``dead`` the version's unreferenced functions (:meth:`dead_functions`)."""
+        return (
+            self.listed(path, function) and self.excluded_function(function, source, dead) is None
+        )
+
+    def listed(self, path: str, function: str) -> bool:
+        """Whether ``function`` of ``path`` is in the files' scope, before exclusions."""
+        return any(
             fnmatch.fnmatchcase(path, pat.replace("**/", "*").replace("**", "*"))
             and any(fnmatch.fnmatchcase(function, f) for f in funcs)
             for pat, funcs in self.files
         )
-        return included and self.excluded_function(function, source) is None
 
     def excluded_function(
-        self, function: str, source: str | None = None
+        self, function: str, source: str | None = None, dead: frozenset[str] = frozenset()
     ) -> FunctionExclusion | None:
-        return next((e for e in self.exclude if e.applies(function, source)), None)
+        return next((e for e in self.exclude if e.applies(function, source, dead)), None)
+
+    def dead_functions(self, root: Path) -> frozenset[str]:
+        """The functions ``unreferenced`` exclusions name that the source under ``root``
+        (the version's source folder) never calls."""
+        return unreferenced(root, [e.function for e in self.exclude if e.unreferenced])
 
     def properties_for(self, path: str, function: str) -> tuple[str, ...]:
         key = f"{path}:{function}"
@@ -136,6 +182,7 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                         e["function"],
                         _reason(e, name),
                         re.compile(e["when"], re.M) if "when" in e else None,
+                        _unreferenced(e, name),
                     )
                     for e in t.get("exclude", ())
                 ),
@@ -186,6 +233,20 @@ def _names(function: str | list[str]) -> list[str]:
     if isinstance(function, list) and function and all(isinstance(f, str) for f in function):
         return function
     raise TypeError("function")
+
+
+def _unreferenced(entry: dict[str, Any], target: str) -> bool:
+    value = entry.get("unreferenced", False)
+    if not isinstance(value, bool):
+        raise ConfigError(
+            f"targets.toml: [{target}] exclusion {entry}: unreferenced is true or false"
+        )
+    if value and not re.fullmatch(r"\w+", str(entry["function"])):
+        raise ConfigError(
+            f"targets.toml: [{target}] exclusion {entry}: an unreferenced exclusion names "
+            "one function, not a pattern"
+        )
+    return value
 
 
 def _reason(entry: dict[str, str], target: str) -> str:

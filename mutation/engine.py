@@ -218,12 +218,14 @@ def build_plan(
     paths = cfg.source_files(root)
     if not paths:
         raise MutationError(f"{target}: no source files in scope under {root}")
+    dead = cfg.dead_functions(root)
     for path in paths:
         source = (root / path).read_text()
         module, mutations = create_mutations(source, path, settings)
         index = function_index(module)
         scope = {
-            k: cfg.in_scope(path, q, module.code_for_node(n)) for k, (q, _c, n) in index.items()
+            k: cfg.in_scope(path, q, module.code_for_node(n), dead)
+            for k, (q, _c, n) in index.items()
         }
         skip = _excluded_lines(module, cfg)
         fp = FilePlan(path, source, module)
@@ -231,7 +233,13 @@ def build_plan(
         for mu in mutations:
             func = mu.contained_by_top_level_function
             qual = index[id(func)][0] if id(func) in index else None
-            if qual is None or not scope[id(func)]:
+            if qual is None:
+                continue
+            if not scope[id(func)]:
+                left_out = qual in dead and cfg.listed(path, qual)
+                rule = cfg.excluded_function(qual, None, dead) if left_out else None
+                if rule is not None:  # this version's dead code: said, not silent
+                    excluded[rule.reason] = excluded.get(rule.reason, 0) + 1
                 continue
             rule = next((r for r in skip.get(qual, []) if r[0] <= mu.start[0] <= r[1]), None)
             if rule is not None:
@@ -541,10 +549,11 @@ def branch_coverage(
             return {"error": f"coverage {step[0]} failed (exit {got.returncode}: {why[:200]})"}
     data = json.loads(out.read_text())
     spans: dict[str, list[tuple[int, int]]] = {}
+    dead = cfg.dead_functions(plan.root)
     for path, fp in plan.files.items():
         positions = MetadataWrapper(fp.module, unsafe_skip_copy=True).resolve(PositionProvider)
         for qual, _c, node in function_index(fp.module).values():
-            if cfg.in_scope(path, qual, fp.module.code_for_node(node)):
+            if cfg.in_scope(path, qual, fp.module.code_for_node(node), dead):
                 pos = positions[node]
                 spans.setdefault(path, []).append((pos.start.line, pos.end.line))
     per_file: dict[str, dict[str, int]] = {}
