@@ -65,6 +65,11 @@ class MutationResult:
     #: verdicts reused from the cache / run
     reused: int = 0
 
+    def _rate(self) -> str:
+        """Mutants a second, or seconds a mutant where a mutant takes longer than 1 s."""
+        rate = self.mutants_per_second
+        return f"{rate:.1f}/s" if rate >= 1 or rate <= 0 else f"{1 / rate:.1f} s a mutant"
+
     def summary_line(self) -> str:
         parts = [
             f"{k} {sum(v[s] for s in report.DETECTED)}/{sum(v.values())}"
@@ -88,7 +93,7 @@ class MutationResult:
             f"mutation {self.target} {self.version}{where}: {self.total} mutants, "
             + ", ".join(parts)
             + f" killed{seeds}; {self.reused} verdicts reused; "
-            + f"{self.elapsed:.0f} s ({self.mutants_per_second:.1f}/s); gate {gate}"
+            + f"{self.elapsed:.0f} s ({self._rate()}); gate {gate}"
         )
 
 

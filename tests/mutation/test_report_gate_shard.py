@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mutation import engine, report
 
 
@@ -167,3 +169,19 @@ def test_peer_that_could_not_run_is_reported_not_hidden(tmp_path: Path):
     assert d["gate"]["passed"]
     _js, md = report.write_reports(d, tmp_path)
     assert "Not run: the index has no sdist for version 1" in md.read_text()
+
+
+@pytest.mark.parametrize(
+    ("per_second", "said"),
+    [(1.4, "(1.4/s)"), (0.03, "(33.3 s a mutant)"), (0.0, "(0.0/s)")],
+)
+def test_the_summary_line_says_seconds_a_mutant_when_a_mutant_takes_longer(
+    per_second: float, said: str
+) -> None:
+    """A lightspeed-stack run (about 30 s a mutant) read "0.0/s"."""
+    from mutation.orchestrate import MutationResult
+
+    result = MutationResult(
+        "toy", "1", True, [], {"other": dict.fromkeys(report.DETECTED, 1)}, {}, 1, 10.0, per_second
+    )
+    assert said in result.summary_line()
