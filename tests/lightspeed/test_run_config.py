@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxaudit.outcomes import CouldNotCheck, could_not_check
 from ctxaudit.targets.lightspeed import harness
 from ctxaudit.targets.lightspeed.fake_llm import Reply
 
@@ -45,3 +46,20 @@ def test_configure_with_the_same_configuration_reads_nothing(service: harness.Se
     service.configure(harness.RunConfig(window=200))
     assert service.loaded == []  # type: ignore[attr-defined]
     assert not (service.folder / "lightspeed-stack.yaml").exists()
+
+
+def test_a_configuration_the_tree_refuses_is_could_not_check(
+    service: harness.Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tree's own code raised, but on the harness's file, not on a request: the
+    check did not run, so it is never a finding."""
+
+    def refuse(path: str) -> None:
+        raise ValueError("token_floor: extra fields not permitted")
+
+    monkeypatch.setattr(sys.modules["configuration"].configuration, "load_configuration", refuse)
+    before = service.config
+    with pytest.raises(CouldNotCheck, match="did not take the configuration") as raised:
+        service.configure(harness.RunConfig(window=200, floor=140))
+    assert could_not_check(raised.value) is not None
+    assert service.config == before

@@ -320,7 +320,11 @@ class Service:
         if config == self.config:
             return
         path = self._write_service_yaml(config)
-        importlib.import_module("configuration").configuration.load_configuration(str(path))
+        try:
+            importlib.import_module("configuration").configuration.load_configuration(str(path))
+        except Exception as exc:  # a tree that refuses the harness's file: no verdict
+            why = f"the tree did not take the configuration {config}: {type(exc).__name__}: {exc}"
+            raise CouldNotCheck(why) from exc
         self.config = config
 
     def _inject_write_faults(self) -> None:
