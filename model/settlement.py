@@ -46,6 +46,10 @@ over the threshold (C1, ``compacts``; docs/properties.md, section 3: "Over thres
 context_window and over token_floor, the request is served in compacted mode:
 older turns are folded into a summary marker"): then, if ``n - buffer_turns >
 covered``, turns ``covered+1 .. n-buffer_turns`` are folded into a new marker.
+A harness that caps the kept turns' size (``buffer_max_ratio``: lightspeed-stack's
+documented degrading guard) keeps fewer: the newest ``k`` turns no marker covers,
+``k`` the largest up to ``buffer_turns`` whose items count at most ``buffer_max_ratio *
+context_window`` tokens (``Params.count``, the target's own count, like the estimate).
 A request on a conversation that holds a marker but whose estimate is not over
 the threshold folds nothing: it is still served with an explicit input (for the
 reason under C1) and its turn is still the owner's to write, but no new marker
@@ -156,6 +160,10 @@ def estimate(instructions: str, history: Sequence[JSONObject], new: Sequence[JSO
     return tokens(instructions) + sum(map(item_tokens, history)) + sum(map(item_tokens, new))
 
 
+def items_tokens(items: Sequence[JSONObject]) -> int:
+    return sum(map(item_tokens, items))
+
+
 def history_estimate(instructions: str, turns: Sequence[Turn], new: Sequence[JSONObject]) -> int:
     """The default estimate: instructions, every stored item, the new input."""
     history = [item.content for turn in turns for item in turn.items]
@@ -174,12 +182,27 @@ class Params:
     instructions: str
     summarize: Callable[[Sequence[JSONObject]], str] = field(compare=False)
     estimate: Estimator = field(default=history_estimate, compare=False)
+    #: the cap on the kept turns' tokens, a share of ``context_window``; None: no cap
+    buffer_max_ratio: float | None = None
+    #: how the kept turns' items are counted against that cap
+    count: Callable[[Sequence[JSONObject]], int] = field(default=items_tokens, compare=False)
 
 
 def compacts(params: Params, tokens_estimate: int) -> bool:
     """C1."""
     over_ratio = tokens_estimate > params.threshold_ratio * params.context_window
     return over_ratio and tokens_estimate > params.token_floor
+
+
+def kept_turns(params: Params, uncovered: Sequence[Turn]) -> int:
+    """How many of the newest turns no marker covers a fold keeps verbatim."""
+    if params.buffer_max_ratio is None:
+        return params.buffer_turns
+    keep = min(params.buffer_turns, len(uncovered))
+    cap = params.buffer_max_ratio * params.context_window
+    while keep > 0 and params.count([c for t in uncovered[-keep:] for c in t.exchange]) > cap:
+        keep -= 1
+    return keep
 
 
 # -- requests, endings, plans ----------------------------------------------------
@@ -258,7 +281,7 @@ def plan(conversations: Conversations, request: Request, params: Params) -> Plan
         return Plan(request, total, False, new, None, None)
 
     covered = max((m["last_turn"] for m in markers), default=0)
-    fold_to = len(turns) - params.buffer_turns
+    fold_to = len(turns) - kept_turns(params, turns[covered:])
     new_marker = None
     if compacts(params, total) and fold_to > covered:
         folded = [content for turn in turns[covered:fold_to] for content in turn.exchange]

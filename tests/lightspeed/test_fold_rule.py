@@ -12,6 +12,7 @@ milliseconds.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from model import settlement as model
@@ -77,3 +78,36 @@ def test_over_the_threshold_the_uncovered_turns_but_the_buffer_are_folded() -> N
     assert model.compacts(p, plan.estimate) and plan.compacted
     assert plan.new_marker is not None
     assert (plan.new_marker["first_turn"], plan.new_marker["last_turn"]) == (2, 2)
+
+
+def capped(window: int, buffer: int, ratio: float | None) -> model.Params:
+    """Every request over the threshold; each turn counts 10 (one per message, 5 each)."""
+    return dataclasses.replace(
+        params(window),
+        buffer_turns=buffer,
+        buffer_max_ratio=ratio,
+        count=lambda items: 5 * len(items),
+    )
+
+
+def folded_through(p: model.Params, turns: int) -> int:
+    convs = {"c": tuple(turn(f"q{n}") for n in range(1, turns + 1))}
+    new_marker = model.plan(convs, model.Request("c", "next", "query"), p).new_marker
+    assert new_marker is not None
+    return int(new_marker["last_turn"])
+
+
+def test_the_buffer_cap_keeps_the_newest_turns_that_fit() -> None:
+    """lightspeed-stack's degrading guard: of ``buffer_turns`` turns, as many of the
+    newest as count at most ``buffer_max_ratio * context_window`` stay verbatim."""
+    assert folded_through(capped(20, buffer=3, ratio=None), 5) == 2  # no cap: 3 kept
+    assert folded_through(capped(20, buffer=3, ratio=1.0), 5) == 3  # 20 tokens: 2 kept
+    assert folded_through(capped(20, buffer=3, ratio=1.5), 5) == 2  # 30: all 3 fit exactly
+    assert folded_through(capped(20, buffer=3, ratio=0.49), 5) == 5  # under 10: none kept
+
+
+def test_under_the_cap_nothing_changes() -> None:
+    for buffer in (0, 1, 2):
+        assert folded_through(capped(20, buffer, ratio=10.0), 4) == folded_through(
+            capped(20, buffer, ratio=None), 4
+        )
