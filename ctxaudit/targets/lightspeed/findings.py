@@ -36,6 +36,8 @@ class Situation:
     writers: Sequence[model.Writer | None]
     #: the conversation store refuses the tree's writes during the request (S7)
     write_fails: bool = False
+    #: the configuration the request is served under, as the model's parameters
+    params: model.Params | None = None
 
 
 #: a region: a predicate over the request's situation
@@ -111,6 +113,22 @@ def _uncovered_turn_not_a_pair(s: Situation) -> bool:
     return any(len(turn.exchange) != 2 for turn in s.turns[covered:])
 
 
+def _kept_under_other_settings(s: Situation) -> bool:
+    """Compacted, and a stored marker's fold kept other turns than a fold of the same
+    turns under the request's configuration would."""
+    if not s.plan.compacted or s.params is None:
+        return False
+    covered = 0
+    for number, turn in enumerate(s.turns, 1):
+        if turn.marker is None:
+            continue
+        folded = int(turn.marker["last_turn"])  # its fold ran before this turn's items
+        if number - 1 - model.kept_turns(s.params, s.turns[covered : number - 1]) != folded:
+            return True
+        covered = folded
+    return False
+
+
 def _unstored_compacted(s: Situation) -> bool:
     return s.plan.compacted and not s.plan.request.store
 
@@ -124,8 +142,11 @@ def _interrupted(s: Situation) -> bool:
 
 
 def _after_owner_turn(s: Situation) -> bool:
-    """Not compacted, on a conversation holding a turn the owner wrote (not the server)."""
-    return not s.plan.compacted and "owner" in s.writers
+    """The tree hands OGX the conversation, which holds a turn the owner wrote (not the
+    server): not compacted, or compacted with nothing to fold and no marker stored (the
+    tree serves such a request as not compacted)."""
+    nothing_folded = s.plan.new_marker is None and all(t.marker is None for t in s.turns)
+    return (not s.plan.compacted or nothing_folded) and "owner" in s.writers
 
 
 def _continued_compacted(s: Situation) -> bool:
@@ -211,6 +232,24 @@ FINDINGS: tuple[Finding, ...] = (
         registered=frozenset({MAIN}),
     ),
     Finding(
+        id="LS-MARKER-COVERAGE-UNRECORDED",
+        prop="C1",
+        summary=(
+            "a summary marker does not record which turns it covers: a later request can "
+            "only replay the fold that wrote it under its own configuration, so after the "
+            "operator changes buffer_turns, buffer_max_ratio or the context window between "
+            "two folds of a conversation, the turns that fold kept are read as summarized "
+            "or as kept wrongly"
+        ),
+        region=(
+            "compacted, on a conversation where a stored marker's fold kept other turns than "
+            "a fold of the same turns under the request's configuration would"
+        ),
+        in_region=_kept_under_other_settings,
+        registered=frozenset({MAIN}),
+        also=("S6",),
+    ),
+    Finding(
         id="LS-UNSTORED-NOT-COMPACTED",
         prop="C1",
         summary=(
@@ -257,7 +296,11 @@ FINDINGS: tuple[Finding, ...] = (
             "conversation, and OGX replays the chat messages it stored itself, which leave "
             "out items written through its Conversations API"
         ),
-        region="not compacted, on a conversation holding a turn the owner wrote",
+        region=(
+            "on a conversation holding a turn the owner wrote, a request the tree hands OGX "
+            "the conversation: not compacted, or over the threshold with nothing to fold "
+            "and no marker stored (the tree then serves it as not compacted)"
+        ),
         in_region=_after_owner_turn,
         registered=frozenset({MAIN}),
     ),

@@ -62,6 +62,8 @@ class RunConfig:
     ratio: float = 0.5
     floor: int = 0
     buffer: int = 1
+    #: the kept turns' cap, a share of ``window`` (the tree's degrading guard)
+    buffer_ratio: float = 1.0
 
     @property
     def limit(self) -> float:
@@ -164,7 +166,7 @@ compaction:
   threshold_ratio: {config.ratio}
   token_floor: {config.floor}
   buffer_turns: {config.buffer}
-  buffer_max_ratio: 1.0
+  buffer_max_ratio: {config.buffer_ratio}
 """
 
 

@@ -7,9 +7,11 @@ machine raises an AssertionError naming the finding's property.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 
 from ctxaudit.targets.lightspeed.findings import BY_ID, Finding, names_property
+from tests.lightspeed.inenv import service
 from tests.lightspeed.inenv.test_lockstep import LightspeedMachine, Send
 
 Program = Callable[[LightspeedMachine], None]
@@ -34,6 +36,16 @@ def buffer_turns_lost(state: LightspeedMachine) -> None:
     conv = state.first_conversation()
     state.request(conv=conv, path="responses", send=Send())
     state.request(conv=conv, path="responses", send=Send(size="over_limit"))
+    state.request(conv=conv, path="responses", send=Send())
+
+
+def buffer_settings_changed(state: LightspeedMachine) -> None:
+    """A fold keeps turn 2 verbatim, one turn kept; then the operator keeps two, and the
+    next request (compacted: a marker exists) must still send turn 1 only as summarized."""
+    conv = state.first_conversation()
+    state.request(conv=conv, path="responses", send=Send())
+    state.request(conv=conv, path="responses", send=Send(size="over_limit"))
+    state.reconfigure(config=dataclasses.replace(service.CONFIG, buffer=2))
     state.request(conv=conv, path="responses", send=Send())
 
 
@@ -142,6 +154,7 @@ PROGRAMS: dict[str, Program] = {
     "LS-STREAMING-QUERY-COMPACTED-FAILS": streaming_query_compacted,
     "LS-BUFFER-TURNS-LOST": buffer_turns_lost,
     "LS-BUFFER-SPLITS-TURNS": buffer_splits_turns,
+    "LS-MARKER-COVERAGE-UNRECORDED": buffer_settings_changed,
     "LS-UNSTORED-NOT-COMPACTED": unstored_not_compacted,
     "LS-UNSTORED-STORED": unstored_stored,
     "LS-HANGUP-TURN-LOST": hang_up,

@@ -14,15 +14,18 @@ from ctxaudit.targets.lightspeed.harness import RunConfig, Service
 
 #: the configuration a run starts under, and the fixed programs run under
 CONFIG = RunConfig(window=200, ratio=0.5, floor=0, buffer=1)
-#: the configurations the lockstep draws from, each with a side of C1 or of the fold
-#: the others leave unchecked: the token floor above the ratio's side of the
-#: threshold, two turns kept verbatim, none kept, another ratio on another window
+#: the configurations the lockstep draws from (at its start and between requests), each
+#: with a side of C1 or of the fold the others leave unchecked: the token floor above
+#: the ratio's side of the threshold, two turns kept verbatim, none kept, another ratio
+#: on another window, a cap on the kept turns' size that two short turns pass and a
+#: padded one does not
 CONFIGS = (
     CONFIG,
     RunConfig(window=200, ratio=0.5, floor=140, buffer=1),
     RunConfig(window=200, ratio=0.5, floor=0, buffer=2),
     RunConfig(window=200, ratio=0.5, floor=0, buffer=0),
     RunConfig(window=240, ratio=0.75, floor=0, buffer=1),
+    RunConfig(window=200, ratio=0.5, floor=0, buffer=2, buffer_ratio=0.25),
 )
 SCRIPTS: dict[str, Reply] = {}
 _service: Service | None = None

@@ -128,6 +128,11 @@ def lightspeed_estimate(
     return total
 
 
+def lightspeed_count(items: Sequence[model.JSONObject]) -> int:
+    """The tree's token count of stored items, as its degrading guard counts a buffer."""
+    return service.get().count_messages([(str(c.get("role")), stored_text(c)) for c in items])
+
+
 def params_for(config: harness.RunConfig) -> model.Params:
     """The model's parameters for the tree's configuration ``config``."""
     return model.Params(
@@ -138,6 +143,8 @@ def params_for(config: harness.RunConfig) -> model.Params:
         instructions=INSTRUCTIONS,
         summarize=summarize,
         estimate=lightspeed_estimate,
+        buffer_max_ratio=config.buffer_ratio,
+        count=lightspeed_count,
     )
 
 
@@ -220,6 +227,12 @@ class LightspeedMachine(RuleBasedStateMachine):
         self.ls.configure(config)
         self.params = params_for(config)
         note_event(f"configuration {config}")
+
+    @rule(config=st.sampled_from(service.CONFIGS))
+    def reconfigure(self, config: harness.RunConfig) -> None:
+        """The operator changes the configuration between two requests: the stored
+        conversations, and the markers their earlier folds wrote, stay."""
+        self.configure(config)
 
     @rule(target=conversations, first=st.sampled_from(["query"] * 3 + ["a2a"]))
     def new_conversation(self, first: str = "query", send: Send | None = None) -> str:
@@ -317,7 +330,7 @@ class LightspeedMachine(RuleBasedStateMachine):
             and not _unfolded(plan, ending)
         )
         situation = Situation(
-            plan, self.convs[conv], ending, self.writers.get(conv, ()), write_fails
+            plan, self.convs[conv], ending, self.writers.get(conv, ()), write_fails, self.params
         )
         left_out = [f.id for f in self.excluded if f.in_region(situation)]
         if left_out:  # a known finding's region: not sent, the model does not move
@@ -344,7 +357,11 @@ class LightspeedMachine(RuleBasedStateMachine):
             self.ids[conv] = response.conversation
         if path in A2A and response.a2a_context:
             self.contexts[conv] = response.a2a_context
-        completed_store = store and not kind and path in SHIELDED and response.status == 200
+        # a stream whose write failed answered with a response id, but S7 does not say
+        # whether a request may continue from it (its turn is in no conversation)
+        completed_store = (
+            store and not kind and path in SHIELDED and response.status == 200 and not write_fails
+        )
         self.last_response[conv] = response.response_id if completed_store else None
         sent_before = self.convs[conv]
         self.convs, outcome = model.settle(self.convs, plan, ending, write_fails=write_fails)
