@@ -181,11 +181,26 @@ def classify(operator: str, node: cst.CSTNode) -> tuple[str, str]:
     return operator, OTHER
 
 
+def changes_cast_type(node: cst.CSTNode, mutated: cst.CSTNode) -> bool:
+    """A mutant of a ``cast(T, value)`` call that changes only ``T``: ``typing.cast``
+    returns its value unchanged at run time, so no input tells the two apart."""
+    if not (isinstance(node, cst.Call) and isinstance(mutated, cst.Call)):
+        return False
+    func = node.func
+    named = isinstance(func, cst.Name) and func.value == "cast"
+    if not (named or (isinstance(func, cst.Attribute) and func.attr.value == "cast")):
+        return False
+    if len(node.args) != 2 or len(mutated.args) != 2:
+        return False
+    return func.deep_equals(mutated.func) and node.args[1].deep_equals(mutated.args[1])
+
+
 class CtxMutationVisitor(MutationVisitor):
     """mutmut's visitor with the ctxaudit operators added and every mutant tagged.
 
     Apart from the operator list, the only changes are: quiet calls are skipped with
-    everything inside them, and each mutation records operator, kind and position.
+    everything inside them, so is a change of a ``cast``'s type alone (equivalent by
+    construction), and each mutation records operator, kind and position.
     """
 
     METADATA_DEPENDENCIES = (PositionProvider, OuterFunctionProvider)
@@ -230,7 +245,7 @@ class CtxMutationVisitor(MutationVisitor):
             if not isinstance(node, t):
                 continue
             for mutated in operator(node):
-                if self._removes_ignored_code(node, mutated):
+                if self._removes_ignored_code(node, mutated) or changes_cast_type(node, mutated):
                     continue
                 reported, kind = classify(name, node)
                 pos = self.get_metadata(PositionProvider, node, None)

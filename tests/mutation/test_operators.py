@@ -60,6 +60,12 @@ def test_quiet_calls_are_not_mutated_inside():
     assert mutants('def f(x):\n    logger.warning("cap %d", x + 1)\n') == []
 
 
+def test_a_cast_type_alone_is_not_mutated():
+    """``cast`` returns its value at run time: only the mutants of the value remain."""
+    got = [b for _, _, _, b in mutants("def f(x):\n    return cast(str, x.y)\n")]
+    assert got == ["cast(str, None)", "cast(x.y)", "cast(str, )"]
+
+
 def test_comparison_kinds():
     got = of(WRONG_COMPARISON, "def f(a, b):\n    return a > b\n")
     assert ("boundary", "> b", ">= b") in got
