@@ -247,7 +247,6 @@ FINDINGS: tuple[Finding, ...] = (
         ),
         in_region=_kept_under_other_settings,
         registered=frozenset({MAIN}),
-        also=("S6",),
     ),
     Finding(
         id="LS-UNSTORED-NOT-COMPACTED",

@@ -105,8 +105,9 @@ PATH_PROGRAMS: dict[str, Callable[[LightspeedMachine], None]] = {
     ),
 }
 #: each configuration the lockstep draws besides the default: a request at its
-#: threshold and one over it, after a short turn, and a fold with more turns than
-#: it keeps verbatim
+#: threshold and one over it, after a short turn, a fold with more turns than it
+#: keeps verbatim, and a fold whose newest turn is padded (over a cap on the kept
+#: turns' size, where the configuration has one) followed by a compacted request
 CONFIGURED: dict[str, Callable[[LightspeedMachine], None]] = {
     f"{kind} on {path} under {config}": _configured(config, path, sends)
     for config in service.CONFIGS
@@ -115,6 +116,11 @@ CONFIGURED: dict[str, Callable[[LightspeedMachine], None]] = {
         ("at the limit", "responses", (Send(), Send(size="at_limit"))),
         ("compacted", "responses", (Send(), Send(size="over_limit"))),
         ("compacted twice", "query", (Send(), Send(), Send(size="over_limit"), Send())),
+        (
+            "compacted after a padded turn",
+            "responses",
+            (Send(), Send(size="at_limit"), Send(size="over_limit"), Send()),
+        ),
     )
 }
 ALL = {**PATH_PROGRAMS, **CONFIGURED, **programs.PROGRAMS}
