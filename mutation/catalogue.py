@@ -11,6 +11,7 @@ Each entry names one change to one function of a target file::
     property = "V7"
     versions = ">=0.15.0"            # optional: target versions the entry is for
     where = "cumulative_prompt_tok"  # optional: a regex the file's source must match
+    where_file = "engine/eval_cap.py"  # optional: the file `where` reads (default: file)
     before = "if budget_used > threshold:"
     after = "if cumulative_prompt_tok > threshold:"
     occurrence = 1                   # optional: which match, when `before` matches twice
@@ -27,7 +28,8 @@ reported as not applicable to that version.
 
 ``where`` says which trees an entry is for by their code, for targets whose trees have
 no version to compare (a lightspeed-stack branch is ``main-gcd1a048``): a regular
-expression searched (``re.search``, ``re.MULTILINE``) in the named file's source. A tree
+expression searched (``re.search``, ``re.MULTILINE``) in the named file's source, or in
+``where_file``'s where what the entry needs lives in another file. A tree
 whose file does not match it, or has no such file, is one the entry is not for: the entry
 is reported as not applicable to that tree, with the reason (:meth:`Entry.where_reason`).
 Where ``where`` matches, the entry must apply like any other (below): ``where`` chooses
@@ -103,7 +105,13 @@ class Entry:
     description: str = ""
     versions: str = ""
     where: str = ""
+    where_file: str = ""
     occurrence: int | None = None
+
+    @property
+    def where_in(self) -> str:
+        """The file whose source ``where`` is searched in."""
+        return self.where_file or self.file
 
     def applies_to_version(self, version: str | None) -> bool:
         if not self.versions or not version:
@@ -119,10 +127,10 @@ class Entry:
         if not self.where:
             return None
         if source is None:
-            return f"{self.file} is not in the tree (the entry is for trees matching `where`)"
+            return f"{self.where_in} is not in the tree (the entry is for trees matching `where`)"
         if re.search(self.where, source, re.MULTILINE):
             return None
-        return f"{self.file} has no code matching `where` {self.where!r}"
+        return f"{self.where_in} has no code matching `where` {self.where!r}"
 
 
 def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
@@ -137,7 +145,14 @@ def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
         missing = [k for k in _REQUIRED if not str(raw.get(k, "")).strip()]
         if missing:
             raise CatalogueError(f"catalogue entry {ident}: missing {', '.join(missing)}")
-        unknown = set(raw) - {*_REQUIRED, "description", "versions", "where", "occurrence"}
+        unknown = set(raw) - {
+            *_REQUIRED,
+            "description",
+            "versions",
+            "where",
+            "where_file",
+            "occurrence",
+        }
         if unknown:
             raise CatalogueError(f"catalogue entry {ident}: unknown keys {sorted(unknown)}")
         if ident in seen:

@@ -38,16 +38,24 @@ class FunctionExclusion:
     #: the exclusion applies only to a version whose source names the function nowhere
     #: but in its own ``def`` line (:func:`unreferenced`): code nothing calls there
     unreferenced: bool = False
+    #: the exclusion applies only to a version whose source folder has no such file
+    #: (a path relative to it): what reaches the function there is missing
+    absent: str | None = None
+
+    @property
+    def per_version(self) -> bool:
+        return self.unreferenced or self.absent is not None
 
     def applies(
         self, function: str, source: str | None, dead: frozenset[str] = frozenset()
     ) -> bool:
-        """Whether it leaves out ``function``; ``dead``: the version's unreferenced
-        functions. Without the source (a caller that has none), a conditional exclusion
-        does not apply: the function counts as in scope."""
+        """Whether it leaves out ``function``; ``dead``: the functions this version
+        leaves out (:meth:`TargetConfig.dead_functions`). Without the source (a caller
+        that has none), a conditional exclusion does not apply: the function counts as
+        in scope."""
         if not fnmatch.fnmatchcase(function, self.function):
             return False
-        if self.unreferenced and function not in dead:
+        if self.per_version and function not in dead:
             return False
         return self.when is None or (source is not None and self.when.search(source) is not None)
 
@@ -151,9 +159,12 @@ class TargetConfig:
         return next((e for e in self.exclude if e.applies(function, source, dead)), None)
 
     def dead_functions(self, root: Path) -> frozenset[str]:
-        """The functions ``unreferenced`` exclusions name that the source under ``root``
-        (the version's source folder) never calls."""
-        return unreferenced(root, [e.function for e in self.exclude if e.unreferenced])
+        """The functions per-version exclusions leave out of the source under ``root``
+        (the version's source folder): those ``unreferenced`` ones it never calls, and
+        those whose ``absent`` file it lacks."""
+        dead = unreferenced(root, [e.function for e in self.exclude if e.unreferenced])
+        lacking = {e.function for e in self.exclude if e.absent and not (root / e.absent).exists()}
+        return dead | lacking
 
     def properties_for(self, path: str, function: str) -> tuple[str, ...]:
         key = f"{path}:{function}"
@@ -183,6 +194,7 @@ def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
                         _reason(e, name),
                         re.compile(e["when"], re.M) if "when" in e else None,
                         _unreferenced(e, name),
+                        _absent(e, name),
                     )
                     for e in t.get("exclude", ())
                 ),
@@ -245,6 +257,18 @@ def _unreferenced(entry: dict[str, Any], target: str) -> bool:
         raise ConfigError(
             f"targets.toml: [{target}] exclusion {entry}: an unreferenced exclusion names "
             "one function, not a pattern"
+        )
+    return value
+
+
+def _absent(entry: dict[str, Any], target: str) -> str | None:
+    value = entry.get("absent")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or not re.fullmatch(r"\w+", str(entry["function"])):
+        raise ConfigError(
+            f"targets.toml: [{target}] exclusion {entry}: absent is a file's path, on an "
+            "exclusion of one function, not a pattern"
         )
     return value
 

@@ -279,9 +279,10 @@ def build_plan(
             continue
         fp_or_none = files.get(entry.file)
         if entry.where:
-            text = fp_or_none.source if fp_or_none is not None else None
-            if text is None and (root / entry.file).is_file():
-                text = (root / entry.file).read_text()  # a file outside the scope
+            where_fp = files.get(entry.where_in)
+            text = where_fp.source if where_fp is not None else None
+            if text is None and (root / entry.where_in).is_file():
+                text = (root / entry.where_in).read_text()  # a file outside the scope
             reason = entry.where_reason(text)
             if reason is not None:
                 not_applicable.append(

@@ -40,11 +40,12 @@ def catalogue_part(root: Path) -> dict[str, str]:
     scope = set(target_config(TARGET).source_files(root))
     got: dict[str, str] = {}
     for entry in catalogue.load(target=TARGET):
-        path = root / entry.file
-        source = path.read_text() if path.is_file() else None
-        if entry.where_reason(source) is not None:
+        where = root / entry.where_in
+        if entry.where_reason(where.read_text() if where.is_file() else None) is not None:
             got[entry.id] = "-"
             continue
+        path = root / entry.file
+        source = path.read_text() if path.is_file() else None
         assert entry.file in scope, f"{entry.id}: {entry.file} is not in the scope"
         assert source is not None
         catalogue.apply(entry, source)  # CatalogueError: the entry is wrong for this tree

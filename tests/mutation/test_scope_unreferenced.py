@@ -92,3 +92,28 @@ def test_an_unreferenced_exclusion_names_one_function(tmp_path: Path) -> None:
         (tmp_path / "targets.toml").write_text(text)
         with pytest.raises(ConfigError):
             load_targets(tmp_path / "targets.toml")
+
+
+def test_an_absent_exclusion_applies_where_the_file_is_missing(tmp_path: Path) -> None:
+    """``absent = PATH``: ``store`` is left out of a version without ``PATH`` (what reaches
+    it there is missing), and mutated in one that has it."""
+    toy = TOY.replace("unreferenced = true", 'absent = "pkg/guard.py"').replace(
+        "nothing calls store in this version", "only the guard reaches store"
+    )
+    plans = {}
+    for name, guard in (("without", False), ("with", True)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "targets.toml").write_text(toy)
+        (folder / "catalogue.toml").write_text("")
+        cfg = load_targets(folder / "targets.toml")["toy"]
+        src = _tree(folder, "from pkg.m import store\n")
+        if guard:
+            (src / "pkg" / "guard.py").write_text("")
+        plans[name] = engine.build_plan("toy", cfg, src, "1", folder / "catalogue.toml")
+    assert {m.function for m in plans["without"].mutants} == {"run"}
+    assert plans["without"].excluded.get("only the guard reaches store", 0) > 0
+    assert {"store", "run"} <= {m.function for m in plans["with"].mutants}
+    (tmp_path / "targets.toml").write_text(toy.replace('function = "store"', 'function = "s*"'))
+    with pytest.raises(ConfigError):
+        load_targets(tmp_path / "targets.toml")
