@@ -338,9 +338,17 @@ def load_version(path: Path, mutation: bool = True) -> VersionReport:
         raise MatrixError(
             f"{file}: does not hold the expected shape ({type(exc).__name__}: {exc})"
         ) from None
-    if mutation and (file.parent / "mutation.json").exists():
-        report.mutation = _mutation(file.parent / "mutation.json")
+    if mutation and mutation_report(file.parent).exists():
+        report.mutation = _mutation(mutation_report(file.parent))
     return report
+
+
+def mutation_report(folder: Path) -> Path:
+    """The version's mutation report the matrix shows: the fully fixed tree's
+    (``fixed-tree/``, where the known findings hide no mutant) when there is one, else
+    the one beside its findings."""
+    fixed = folder / "fixed-tree" / "mutation.json"
+    return fixed if fixed.exists() else folder / "mutation.json"
 
 
 def _mutation(path: Path) -> MutationSummary:
@@ -575,7 +583,7 @@ def build(report_dirs: Sequence[Path]) -> Matrix:
         except MatrixError as exc:
             skipped.append(Skipped(folder, "findings.json", str(exc)))
             continue
-        mutation = v.dir / "mutation.json"
+        mutation = mutation_report(v.dir)
         if mutation.exists():
             try:
                 v.mutation = _mutation(mutation)

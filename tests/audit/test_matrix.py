@@ -188,6 +188,23 @@ def test_a_fixed_tree_mutation_run_says_so(reports: Path, tmp_path: Path) -> Non
     assert "mutated: the fully fixed tree, 2 fixes" in page.read_text()
 
 
+def test_a_fixed_tree_report_beside_the_released_one_is_shown(tmp_path: Path) -> None:
+    """A version folder with ``fixed-tree/mutation.json`` (lightspeed-stack's trees: the
+    released tree's report beside it) shows the fixed tree's scores and gate."""
+    copy = tmp_path / "reports"
+    shutil.copytree(FIXTURES / "gitreins-0.17.1", copy / "gitreins-0.17.1")
+    folder = copy / "gitreins-0.17.1"
+    mte = json.loads((folder / "mutation.json").read_text())
+    mte["config"]["fixes"] = ["GR-V2-UNLIMITED-COMPACTS"]
+    mte["config"]["gate"]["passed"], mte["config"]["gate"]["failures"] = True, []
+    (folder / "fixed-tree").mkdir()
+    (folder / "fixed-tree" / "mutation.json").write_text(json.dumps(mte))
+    (v,) = matrix.build(matrix.find_reports(copy)).versions
+    assert v.mutation is not None and v.mutation.json_path.parent.name == "fixed-tree"
+    assert matrix.View.gate(v) == "gate passed on the fully fixed tree (1 fixes)"
+    assert matrix.load_version(folder).mutation.fixes == ("GR-V2-UNLIMITED-COMPACTS",)  # type: ignore[union-attr]
+
+
 def test_scores_agree_with_mutation_report(m: matrix.Matrix, reports: Path) -> None:
     """The per-kind score mutation/report.py puts in config.by_kind, from its own doc."""
     mte = json.loads((reports / "gitreins-0.17.1" / "mutation.json").read_text())
