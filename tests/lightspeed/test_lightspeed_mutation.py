@@ -33,13 +33,7 @@ PROGRAMS = "tests/lightspeed/inenv/test_programs.py"
 
 #: named mutants no fixed program kills yet: gaps of the harness, recorded narrowly.
 #: Each must survive here; when one is killed, this test fails so the record goes.
-GAPS = {
-    "LCORE-3908-ls-interrupt-settled-ignored": (
-        "the interrupt callback's already-stored check matters only when the stream's "
-        "cancellation handler wrote first; the harness's interrupt always reaches the "
-        "callback first, and no fixed program can order them the other way"
-    ),
-}
+GAPS: dict[str, str] = {}
 
 
 def test_named_mutants_are_killed_in_the_trees_environment(

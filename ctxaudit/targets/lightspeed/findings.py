@@ -162,8 +162,20 @@ def _failed_write_on_stream(s: Situation) -> bool:
     )
 
 
-def _unstored(s: Situation) -> bool:
-    return not s.plan.request.store
+def _unstored_sent_with_conversation(s: Situation) -> bool:
+    """A store=false /v1/responses request the tree hands the server with its
+    conversation (not compacted: a compacted request is sent as explicit input; not
+    continued from a previous response: that is sent without the conversation), whose
+    client reads it to the end (the server stores a turn only when inference ran to
+    its end). Only there does the server store the turn itself; everywhere else what
+    is stored is the tree's doing, and is checked."""
+    request = s.plan.request
+    return (
+        not request.store
+        and not s.plan.compacted
+        and request.previous_response_id is None
+        and not isinstance(s.ending, model.Cancelled)
+    )
 
 
 #: the items llama-stack 0.6.0's Conversations API lists when no limit is given
@@ -267,8 +279,11 @@ FINDINGS: tuple[Finding, ...] = (
             "a /v1/responses request with store=false (blocking or streaming) is stored in "
             "its conversation all the same; fixed by 0.7.0rc1"
         ),
-        region="responses paths, store=false",
-        in_region=_unstored,
+        region=(
+            "responses paths, store=false, sent with the conversation (not compacted, not "
+            "continued) and read to the end (not hung up)"
+        ),
+        in_region=_unstored_sent_with_conversation,
         registered=RELEASE_06,
     ),
     Finding(

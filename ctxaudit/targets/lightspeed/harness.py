@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -52,6 +52,17 @@ TAG = re.compile(r"\bq\d+\b")
 #: seconds a stopped stream may take to end (its interrupt acted on): a bound that
 #: only turns a stuck run into CouldNotCheck, never a verdict
 STOP_SETTLE = 30.0
+
+
+@dataclass
+class _SlowAck:
+    """A conversation write whose acknowledgement the harness holds: ``stored`` is set
+    once the write is stored, and the write returns once ``acknowledged`` is set."""
+
+    stored: asyncio.Event = field(default_factory=asyncio.Event)
+    acknowledged: asyncio.Event = field(default_factory=asyncio.Event)
+    #: the stream the client stopped
+    request_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -340,6 +351,7 @@ class Service:
         """
         self.writes_fail = False
         self.failed_writes = 0
+        self._slow_ack: _SlowAck | None = None
         items = self.ogx.conversations.items
         create = items.create
 
@@ -348,7 +360,12 @@ class Service:
                 self.failed_writes += 1
                 raise injected(sqlite3.OperationalError("database is locked (ctxaudit: injected)"))
             created = create(*args, **kwargs)  # the client's own shape, awaited or not
-            return await created if inspect.isawaitable(created) else created
+            result = await created if inspect.isawaitable(created) else created
+            slow, self._slow_ack = self._slow_ack, None
+            if slow is not None:  # stored; its acknowledgement is on its way
+                slow.stored.set()
+                await slow.acknowledged.wait()
+            return result
 
         items.create = create_or_fail
 
@@ -448,6 +465,7 @@ class Service:
         *,
         stop_after: int | None = None,
         interrupt: bool = False,
+        interrupt_while_storing: bool = False,
     ) -> Response:
         """POST to a streaming endpoint and read its SSE events.
 
@@ -457,17 +475,62 @@ class Service:
         rest of the answer (:meth:`.FakeLLM.hold`) until the stop is done and
         the app's request has ended, so the app never sees more of the answer
         than it was sent before the stop, however slow the machine.
+
+        ``interrupt_while_storing``, with a hang-up: the client also calls the
+        interrupt endpoint (a browser's stop button closes the connection and
+        sends the interrupt), and it arrives while the tree stores the turn cut
+        short: the tree's first conversation write of the request is stored,
+        and its acknowledgement held until the interrupt has been answered.
         """
         if stop_after is None:
             return self.run(self._stream(path, payload, stop_after, interrupt))
         self.llm.hold(stop_after)
         try:
+            if interrupt_while_storing:
+                return self.run(self._hang_up_then_interrupt(path, payload, stop_after))
             return self.run(self._stream(path, payload, stop_after, interrupt))
         finally:
             self.llm.release()
 
+    async def _hang_up_then_interrupt(
+        self, path: str, payload: dict[str, Any], stop_after: int
+    ) -> Response:
+        """A hang-up whose interrupt reaches the tree while it stores the turn: sent
+        once the tree's first write after the hang-up is stored, whose acknowledgement
+        is released once the interrupt is answered. A tree that stores nothing gets
+        no interrupt."""
+        slow = _SlowAck()
+
+        async def interrupt_when_stored() -> int:
+            try:
+                await slow.stored.wait()
+                if not slow.request_id:
+                    raise CouldNotCheck("the stream named no request id to interrupt")
+                stop = await self.http.post(
+                    "/v1/streaming_query/interrupt", json={"request_id": slow.request_id}
+                )
+                return int(stop.status_code)
+            finally:
+                slow.acknowledged.set()
+
+        interrupter = asyncio.get_running_loop().create_task(interrupt_when_stored())
+        try:
+            response = await self._stream(path, payload, stop_after, False, slow)
+        finally:
+            self._slow_ack = None
+            if not interrupter.done():  # the tree stored nothing: no interrupt sent
+                interrupter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            response.interrupt_status = await interrupter
+        return response
+
     async def _stream(
-        self, path: str, payload: dict[str, Any], stop_after: int | None, interrupt: bool
+        self,
+        path: str,
+        payload: dict[str, Any],
+        stop_after: int | None,
+        interrupt: bool,
+        slow: _SlowAck | None = None,
     ) -> Response:
         from ctxaudit.targets.lightspeed.wire import Response, absorb, sse
 
@@ -489,6 +552,9 @@ class Service:
                 if stop_after is None or deltas != stop_after:
                     continue
                 if not interrupt:
+                    if slow is not None:  # the next write the tree makes is held
+                        slow.request_id = response.request_id
+                        self._slow_ack = slow
                     break  # the client hangs up; the app sees a disconnect
                 stop = await self.http.post(
                     "/v1/streaming_query/interrupt", json={"request_id": response.request_id}

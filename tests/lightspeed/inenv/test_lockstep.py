@@ -159,7 +159,10 @@ class Send:
     streamed paths only: ``completed``; ``interrupt``: after the first chunk
     the client calls the tree's interrupt endpoint and reads on (on
     ``streaming_query``, where the tree has the endpoint); ``hang_up``: after
-    the first chunk the client closes the connection. ``blocked``, on
+    the first chunk the client closes the connection; ``hang_up_interrupt``: it
+    closes the connection and calls the interrupt endpoint too (a browser's stop
+    button), and the interrupt arrives while the tree stores the turn cut short
+    (on ``streaming_query``, where the tree has the endpoint). ``blocked``, on
     ``responses`` paths, where the tree checks input: the input carries
     markup the tree refuses, and its refusal is the answer. ``previous``, on
     ``responses`` paths: the request continues from the conversation's last
@@ -184,7 +187,9 @@ sends = st.builds(
     form=st.sampled_from(["text", "items"]),
     store=st.sampled_from([True, True, True, False]),
     chunks=st.integers(1, 3),
-    ending=st.sampled_from(["completed"] * 3 + ["interrupt", "hang_up", "blocked"]),
+    ending=st.sampled_from(
+        ["completed"] * 3 + ["interrupt", "hang_up", "hang_up_interrupt", "blocked"]
+    ),
     previous=st.sampled_from([False, False, True]),
     write_fails=st.sampled_from([False] * 5 + [True]),
 )
@@ -311,14 +316,14 @@ class LightspeedMachine(RuleBasedStateMachine):
             self.params,  # type: ignore[arg-type]
         )
         kind = self._ending(path, send)
-        stop = kind if kind in ("interrupt", "hang_up") else None
+        stop = kind if kind in ("interrupt", "hang_up", "hang_up_interrupt") else None
         count = max(send.chunks, 2) if stop else send.chunks
         # no leading or trailing blanks: an answer reads the same stripped or not
         chunks = tuple(f"{' ' if i else ''}{tag}{c}" for i, c in enumerate("abc"[:count]))
         ending: model.Ending = model.Completed(chunks)
         if kind == "interrupt":
             ending = model.Interrupted(chunks[:1])
-        elif kind == "hang_up":
+        elif kind in ("hang_up", "hang_up_interrupt"):
             ending = model.Cancelled(chunks[:1])
         elif kind == "blocked":
             ending = model.Blocked(self.ls.refusal)
@@ -384,7 +389,9 @@ class LightspeedMachine(RuleBasedStateMachine):
     ) -> list[str]:
         """S9: HTTP 200 and the LLM's answer, a /v1 stream with its closing event; a
         stream stopped early ends normally."""
-        if stop == "interrupt" and response.interrupt_status != 200:
+        # after a hang-up the interrupt is sent only once the tree stores the turn
+        accepted = (200, None) if stop == "hang_up_interrupt" else (200,)
+        if stop in ("interrupt", "hang_up_interrupt") and response.interrupt_status not in accepted:
             return [
                 f"harness: {program}: the interrupt of the running stream got HTTP "
                 f"{response.interrupt_status}, so the stream was not interrupted"
@@ -414,7 +421,7 @@ class LightspeedMachine(RuleBasedStateMachine):
             return "blocked" if path in SHIELDED and self.ls.refusal else None
         if path not in STREAMED or send.ending == "completed":
             return None
-        if send.ending == "interrupt" and (
+        if send.ending in ("interrupt", "hang_up_interrupt") and (
             path != "streaming_query" or INTERRUPT not in self.ls.paths
         ):
             return None
@@ -449,7 +456,11 @@ class LightspeedMachine(RuleBasedStateMachine):
                 payload["conversation_id"] = cid
             stop_after = 1 if stop else None
             return self.ls.stream(
-                ENDPOINT[path], payload, stop_after=stop_after, interrupt=stop == "interrupt"
+                ENDPOINT[path],
+                payload,
+                stop_after=stop_after,
+                interrupt=stop == "interrupt",
+                interrupt_while_storing=stop == "hang_up_interrupt",
             )
         payload = {
             "input": value if isinstance(value, str) else list(value),

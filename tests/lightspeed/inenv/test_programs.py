@@ -2,7 +2,8 @@
 
 Each program is one short, explicit run of :class:`LightspeedMachine`: a kind of
 request whose settlement differs from a plain turn's (compacted, at the limit,
-blocked, ``store=false``, continued, its write failing, interrupted, hung up), on
+blocked, ``store=false``, continued, its write failing, interrupted, hung up, hung up
+and interrupted while the tree stores the turn), on
 the path where it is sent; a request at the threshold, one over it and a fold under
 each other compaction configuration the lockstep draws (``service.CONFIGS``); or a
 known finding's program (``programs.PROGRAMS``).
@@ -83,6 +84,12 @@ PATH_PROGRAMS: dict[str, Callable[[LightspeedMachine], None]] = {
     "interrupted after a compaction on streaming_query": _opening(
         "streaming_query", (Send(), Send(size="over_limit", ending="interrupt"))
     ),
+    "hung up, interrupted while stored, on streaming_query": _opening(
+        "streaming_query", (Send(ending="hang_up_interrupt"),)
+    ),
+    "hung up, interrupted while stored, after a compaction on streaming_query": _opening(
+        "streaming_query", (Send(), Send(size="over_limit", ending="hang_up_interrupt"))
+    ),
     "started over a2a, then compacted": _after_a2a_start,
     "started by an interrupted stream, then continued": _started_by(
         "streaming_query", Send(ending="interrupt")
@@ -96,6 +103,12 @@ PATH_PROGRAMS: dict[str, Callable[[LightspeedMachine], None]] = {
     "started blocked, then continued": _started_by("responses", Send(ending="blocked")),
     "blocked, store=false, on responses": _opening(
         "responses", (Send(ending="blocked", store=False),)
+    ),
+    "continued, store=false, on responses": _opening(
+        "responses", (Send(), Send(previous=True, store=False))
+    ),
+    "continued, store=false, on responses_stream": _opening(
+        "responses_stream", (Send(), Send(previous=True, store=False))
     ),
     "store=false, hung up, on responses_stream": _opening(
         "responses_stream", (Send(store=False, ending="hang_up"),)
