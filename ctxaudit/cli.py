@@ -2,7 +2,8 @@
 
     ctxaudit audit [--target SPEC]... [--profile ci|thorough] [--seed N] [--out DIR]
                    [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
-                   [--jobs N] [--since REV]
+                   [--jobs N] [--since REV] [--baseline FILE]
+    ctxaudit baseline --target SPEC... --out FILE
 
 Each target version is audited once: targets that name the same version (``gitreins``
 and ``gitreins==X``, a range and a version inside it) run once, in the order first given.
@@ -156,6 +157,28 @@ def build_parser() -> argparse.ArgumentParser:
         "the known findings that affect it left out, or the fully fixed one of the fix "
         "audit, where the fixed findings' regions are checked too (default: released)",
     )
+    audit.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="the known findings the gate accepts (written by `ctxaudit baseline`): the "
+        "properties pass while only those reproduce; any other finding fails, and so does "
+        "an entry that no longer reproduces (remove it so that its return fails the gate)",
+    )
+    base = sub.add_parser(
+        "baseline",
+        help="write a baseline: the known findings that reproduce now, one entry each, "
+        "whose reasons a person gives (for audit --baseline)",
+    )
+    base.add_argument(
+        "--target", action="append", metavar="SPEC", help="as audit's --target; repeatable"
+    )
+    base.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write")
+    base.add_argument(
+        "--lightspeed-repo", metavar="PATH", help="as audit's --lightspeed-repo"
+    )  # fmt: skip
+    base.add_argument("--profile", default="ci", choices=sorted(PROFILES))
+    base.add_argument("--seed", type=parse_seed, metavar="N", help="Hypothesis seed")
     attribute = sub.add_parser(
         "attribute",
         help="rerun one attribution of the fix audit: replay a failure's example on an "
@@ -231,9 +254,19 @@ def main(argv: list[str] | None = None) -> int:
             args.target, args.fix, args.test, args.blob, args.profile, args.seed,
             _repo_from(args.lightspeed_repo),
         )  # fmt: skip
+    if args.command == "baseline":
+        return _write_baseline(args)
     if args.command != "audit":
         parser.print_help()
         return 0 if args.command is None else 2
+    if args.baseline is not None:
+        from ctxaudit.baseline import BaselineError, load
+
+        try:
+            args.baseline = load(args.baseline)
+        except BaselineError as exc:
+            print(f"ctxaudit: {exc}", file=sys.stderr)
+            return 2
     if args.fixes is None:
         args.fixes = not args.since
     if not args.fixes and args.mutate == "fixed":
@@ -443,6 +476,8 @@ def _run_audit(
     finally:  # interrupted: the versions not started never start
         pool.shutdown(wait=not procs.interrupted(), cancel_futures=True)
     procs.check()
+    if args.baseline is not None:
+        failed = _judged_by_baseline(args.baseline, list(reports.values()))
     clock.properties_wall_s = time.monotonic() - started
     # Phase 2: mutation, one target version at a time (each run uses every core).
     if args.mutation:
@@ -517,6 +552,66 @@ def _run_audit(
               file=sys.stderr)  # fmt: skip
         return 2
     return 1 if failed else 0
+
+
+def _judged_by_baseline(baseline: Any, reports: list[TargetReport]) -> bool:
+    """The properties' verdict under ``baseline``, said in a line each: True when a
+    version fails beyond what it accepts, or an entry of it no longer reproduces."""
+    from ctxaudit.baseline import judge
+
+    verdict = judge(baseline, reports)
+    name = baseline.path
+    for label, ids in verdict.accepted.items():
+        print(f"ctxaudit: {label}: accepted by the baseline {name}: {', '.join(ids)}")
+    for label, why in verdict.failing.items():
+        print(f"ctxaudit: {label}: FAILS beyond the baseline: {'; '.join(why)}")
+    for entry in verdict.stale:
+        print(f"ctxaudit: baseline {name}: {entry.id} no longer reproduces on any audited "
+              f"{entry.target} version: remove it, so that its return fails the gate")  # fmt: skip
+    if baseline.unreasoned():
+        print(f"ctxaudit: baseline {name}: no reason given (why) for "
+              f"{', '.join(baseline.unreasoned())}")  # fmt: skip
+    return verdict.fails
+
+
+def _write_baseline(args: argparse.Namespace) -> int:
+    """``ctxaudit baseline``: the audit's properties (no fix audit, no mutation, reports
+    in a temporary folder), then the known findings that reproduce, written to
+    ``--out`` whole; nothing is written when the audit could not check everything."""
+    import json
+    from types import SimpleNamespace
+
+    from ctxaudit.baseline import write
+
+    if args.out.is_dir():
+        print(f"ctxaudit: --out {args.out}: a folder, not a file", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-baseline-") as tmp:
+        argv = ["audit", "--no-mutation", "--no-fixes", "--profile", args.profile, "--out", tmp]
+        for spec in args.target or DEFAULT_TARGETS:
+            argv += ["--target", spec]
+        if args.lightspeed_repo:
+            argv += ["--lightspeed-repo", args.lightspeed_repo]
+        if args.seed is not None:
+            argv += ["--seed", str(args.seed)]
+        code = main(argv)
+        if code not in (0, 1):
+            print(f"ctxaudit: baseline not written: the audit did not check everything "
+                  f"(exit {code})", file=sys.stderr)  # fmt: skip
+            return code
+        reports = [
+            SimpleNamespace(**json.loads(p.read_text()))
+            for p in sorted(Path(tmp).glob("*/findings.json"))
+        ]
+    entries = write(args.out, reports)
+    new = sum(len(r.findings) for r in reports)
+    ids = ", ".join(e.id for e in entries) or "none"
+    print(f"ctxaudit: baseline {args.out}: {len(entries)} known finding(s) ({ids}); "
+          "give each its reason (why)")  # fmt: skip
+    if new:
+        print(f"ctxaudit: {new} new finding(s) have no id and are not in the baseline: "
+              "they fail the gate until fixed or registered", file=sys.stderr)  # fmt: skip
+    return 0
 
 
 class Progress:
