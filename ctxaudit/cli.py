@@ -165,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
         "properties pass while only those reproduce; any other finding fails, and so does "
         "an entry that no longer reproduces (remove it so that its return fails the gate)",
     )
+    audit.add_argument(
+        "--junit-xml",
+        type=Path,
+        metavar="FILE",
+        help="also write the verdicts as JUnit XML: a test case per property, per known or "
+        "new finding and per mutation gate of each target version",
+    )
     base = sub.add_parser(
         "baseline",
         help="write a baseline: the known findings that reproduce now, one entry each, "
@@ -231,6 +238,20 @@ def check_out(out: Path) -> str | None:
     return None
 
 
+def _check_file(option: str, path: Path | None) -> str | None:
+    """Why a report file cannot be written at ``path`` (None when it can, or is not asked
+    for): not a folder, and in a folder that is there or can be made."""
+    if path is None:
+        return None
+    if path.is_dir():
+        return f"{option} {path}: a folder, not a file"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"{option} {path}: cannot make its folder ({exc.strerror or exc})"
+    return None
+
+
 def unique(targets: list[Described]) -> list[Described]:
     """One entry per distinct target version (its label), in the order first given."""
     seen: dict[str, Described] = {}
@@ -284,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ctxaudit: {_one_line(exc)}", file=sys.stderr)
             return 2
     targets = unique(found)
-    why = check_out(args.out)
+    why = check_out(args.out) or _check_file("--junit-xml", args.junit_xml)
     if why is not None:
         print(f"ctxaudit: {why}", file=sys.stderr)
         return 2
@@ -470,16 +491,22 @@ def _run_audit(
                 f"{args.out / target.label}/findings.md"
             )
             failed |= report.outcome == FAILS
-            unchecked |= report.outcome == COULD_NOT_CHECK or (
-                report.outcome == HOLDS and not report.ok
+            # a version that fails and also left something unchecked was not all checked
+            unchecked |= (
+                report.outcome == COULD_NOT_CHECK
+                or bool(report.unchecked)
+                or (report.outcome == HOLDS and not report.ok)
             )
     finally:  # interrupted: the versions not started never start
         pool.shutdown(wait=not procs.interrupted(), cancel_futures=True)
     procs.check()
+    accepted = None
     if args.baseline is not None:
-        failed = _judged_by_baseline(args.baseline, list(reports.values()))
+        verdict = _judged_by_baseline(args.baseline, list(reports.values()))
+        failed, accepted = verdict.fails, verdict.accepted
     clock.properties_wall_s = time.monotonic() - started
     # Phase 2: mutation, one target version at a time (each run uses every core).
+    gates: dict[str, tuple[int, str]] = {}
     if args.mutation:
         for target in targets:
             head = heads[target.label]
@@ -537,10 +564,18 @@ def _run_audit(
             if hit is not None:
                 verdict += " (reused: nothing it reads changed)"
             show.line(f"{head}: {verdict} -> {args.out / target.label}/mutation.md")
+            gates[target.label] = (code, verdict)
             failed |= code == 1
             unchecked |= code not in (0, 1)
     md_path, html_path = _write_matrix(args.out)
     print(f"ctxaudit: matrix of every version in {args.out}: {md_path.name}, {html_path.name}")
+    if args.junit_xml is not None:
+        from ctxaudit import junit
+
+        props = {t.kind: dict(get_target(t.kind).properties) for t in targets}
+        doc = junit.document([reports[t.label] for t in targets if t.label in reports],
+                             props, gates, accepted)  # fmt: skip
+        print(f"ctxaudit: JUnit XML: {junit.write(args.junit_xml, doc)}")
     clock.total_s = time.monotonic() - started
     clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
     if args.cache:
@@ -554,9 +589,10 @@ def _run_audit(
     return 1 if failed else 0
 
 
-def _judged_by_baseline(baseline: Any, reports: list[TargetReport]) -> bool:
-    """The properties' verdict under ``baseline``, said in a line each: True when a
-    version fails beyond what it accepts, or an entry of it no longer reproduces."""
+def _judged_by_baseline(baseline: Any, reports: list[TargetReport]) -> Any:
+    """The properties' verdict under ``baseline`` (:class:`ctxaudit.baseline.Verdict`),
+    said in a line each: it fails when a version fails beyond what it accepts, or an
+    entry of it no longer reproduces."""
     from ctxaudit.baseline import judge
 
     verdict = judge(baseline, reports)
@@ -571,7 +607,7 @@ def _judged_by_baseline(baseline: Any, reports: list[TargetReport]) -> bool:
     if baseline.unreasoned():
         print(f"ctxaudit: baseline {name}: no reason given (why) for "
               f"{', '.join(baseline.unreasoned())}")  # fmt: skip
-    return verdict.fails
+    return verdict
 
 
 def _write_baseline(args: argparse.Namespace) -> int:
