@@ -172,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the verdicts as JUnit XML: a test case per property, per known or "
         "new finding and per mutation gate of each target version",
     )
+    audit.add_argument(
+        "--sarif",
+        type=Path,
+        metavar="FILE",
+        help="also write the findings as SARIF 2.1.0: a result per new finding and per "
+        "reproducing known finding (at the line its fix changes), the property its rule",
+    )
     base = sub.add_parser(
         "baseline",
         help="write a baseline: the known findings that reproduce now, one entry each, "
@@ -305,7 +312,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ctxaudit: {_one_line(exc)}", file=sys.stderr)
             return 2
     targets = unique(found)
-    why = check_out(args.out) or _check_file("--junit-xml", args.junit_xml)
+    why = (
+        check_out(args.out)
+        or _check_file("--junit-xml", args.junit_xml)
+        or _check_file("--sarif", args.sarif)
+    )
     if why is not None:
         print(f"ctxaudit: {why}", file=sys.stderr)
         return 2
@@ -504,6 +515,8 @@ def _run_audit(
     if args.baseline is not None:
         verdict = _judged_by_baseline(args.baseline, list(reports.values()))
         failed, accepted = verdict.fails, verdict.accepted
+    done = [reports[t.label] for t in targets if t.label in reports]
+    props = {t.kind: dict(get_target(t.kind).properties) for t in targets}
     clock.properties_wall_s = time.monotonic() - started
     # Phase 2: mutation, one target version at a time (each run uses every core).
     gates: dict[str, tuple[int, str]] = {}
@@ -572,10 +585,17 @@ def _run_audit(
     if args.junit_xml is not None:
         from ctxaudit import junit
 
-        props = {t.kind: dict(get_target(t.kind).properties) for t in targets}
-        doc = junit.document([reports[t.label] for t in targets if t.label in reports],
-                             props, gates, accepted)  # fmt: skip
+        doc = junit.document(done, props, gates, accepted)
         print(f"ctxaudit: JUnit XML: {junit.write(args.junit_xml, doc)}")
+    if args.sarif is not None:
+        from ctxaudit import sarif
+
+        reasons = {e.id: e.why for e in args.baseline.entries} if args.baseline else {}
+        ok = {
+            label: {i: reasons.get(i, "") for i in ids} for label, ids in (accepted or {}).items()
+        }
+        log = sarif.document(done, props, _locator(targets), ok)
+        print(f"ctxaudit: SARIF: {sarif.write(args.sarif, log)}")
     clock.total_s = time.monotonic() - started
     clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
     if args.cache:
@@ -587,6 +607,35 @@ def _run_audit(
               file=sys.stderr)  # fmt: skip
         return 2
     return 1 if failed else 0
+
+
+def _locator(targets: list[Described]) -> Any:
+    """Where a known finding lives in a version, for SARIF: the first line its fix's
+    form for the tree changes (None where there is no such form or tree)."""
+    from ctxaudit import fixes as fixlib
+    from ctxaudit import sarif
+    from ctxaudit.targets import get as get_target
+
+    by_label = {t.label: t for t in targets}
+
+    def locate(report: Any, finding: str) -> tuple[str, int] | None:
+        described = by_label.get(f"{report.target}-{report.version}")
+        fix = fixlib.load_all().get(finding)
+        if described is None or fix is None:
+            return None
+        kind = get_target(described.kind)
+        try:
+            resolved = kind.resolve(described.spec, described.repo)
+            form = fixlib.choose(fix, resolved.root, kind.fix_version(resolved))
+        except (TargetError, fixlib.NotApplied):
+            return None
+        for edit in form.edits:
+            where = sarif.edit_location(resolved.root, edit.path, edit.old)
+            if where is not None:
+                return where
+        return None
+
+    return locate
 
 
 def _judged_by_baseline(baseline: Any, reports: list[TargetReport]) -> Any:

@@ -1,10 +1,12 @@
-"""``audit --junit-xml FILE``: the three outcomes as JUnit XML, on the toy target with a
-known finding (``tests/test_baseline.py``)."""
+"""``audit --junit-xml FILE`` and ``--sarif FILE``: what CI systems read, on the toy
+target with a known finding (``tests/test_baseline.py``) and on a gitreins release."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -71,3 +73,61 @@ def test_a_junit_path_that_is_a_folder_is_refused_before_anything_runs(
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"ctxaudit: --junit-xml {tmp_path}: a folder, not a file", err
+
+
+# -- SARIF --------------------------------------------------------------------------------
+
+
+def test_sarif_results_carry_the_property_and_the_baselines_reason(
+    toy: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = toy / "ctxaudit.sarif"
+    monkeypatch.setenv("TOY_KNOWN", "1.0")
+    monkeypatch.setenv("TOY_BREAK", "1.0")
+    file = toy / "b.toml"
+    file.write_text('[[accepted]]\nid = "TOY-KNOWN"\ntarget = "toy"\nwhy = "upstream bug"\n')
+    assert _audit(toy, "--sarif", str(out), "--baseline", str(file)) == 1
+    log = json.loads(out.read_text())
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["T1"]
+    known, new = run["results"]
+    assert known["ruleId"] == "T1" and known["properties"]["finding"] == "TOY-KNOWN"
+    assert known["suppressions"] == [{"kind": "external", "justification": "upstream bug"}]
+    assert "locations" not in known  # the toy's finding has no fix: where is not known
+    assert new["ruleId"] == "T1" and "suppressions" not in new
+    assert new["message"]["text"] == "new finding on toy-1.0: T1: the toy breaks"
+
+
+def test_a_known_finding_is_located_where_its_fix_changes_the_target() -> None:
+    """GR-GAP-062's fix on a gitreins release: the line of the comparison it changes."""
+    from ctxaudit import fixes as fixlib
+    from ctxaudit import sarif, targets
+    from ctxaudit.targets.base import Described
+
+    kind = targets.get("gitreins")
+    (pinned,) = kind.expand("gitreins")
+    root = kind.resolve(pinned.spec, None).root
+    locate = cli._locator([Described("gitreins", pinned.spec, pinned.version)])
+    report = SimpleNamespace(target="gitreins", version=pinned.version)
+    found = {}
+    for fid in ("GR-B3-LOOP-CALL-AT-CAP", "GR-V8-THRESHOLD-UNVALIDATED"):
+        where = locate(report, fid)
+        assert where is not None, fid
+        path, line = where
+        edit = fixlib.load_all()[fid].forms[0].edits[0]
+        text = (root / path).read_text().splitlines()
+        assert edit.old.strip().splitlines()[0].strip() == text[line - 1].strip(), (fid, where)
+        found[fid] = where
+    assert locate(report, "NO-SUCH-FINDING") is None
+    assert sarif.edit_location(root, "engine/eval_cap.py", "text that is not there") is None
+
+
+def test_an_edit_that_starts_with_a_newline_is_located_at_its_first_line(tmp_path: Path) -> None:
+    from ctxaudit import sarif
+
+    (tmp_path / "m.py").write_text("import os\n\nimport asyncio\nx = 1\n")
+    assert sarif.edit_location(tmp_path, "m.py", "\nimport asyncio\n") == ("m.py", 3)
+    assert sarif.edit_location(tmp_path, "m.py", "x = 1") == ("m.py", 4)
+    assert sarif.edit_location(tmp_path, "gone.py", "x") is None
