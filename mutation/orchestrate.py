@@ -118,6 +118,22 @@ class Resolved:
     developer: bool = False
 
 
+def _rerun_base(target: str, tree_or_spec: str | None, fixes: Sequence[str]) -> list[str]:
+    """The ``python -m mutation run`` arguments that name this run's tree again: the
+    target, its spec under the target's option (a path as reports show it), the fixes."""
+    from ctxaudit import targets
+    from mutation.report import shown_path
+
+    args = ["--target", target]
+    scope = targets.get(target).mutation
+    if tree_or_spec and scope is not None and scope.spec_option:
+        spec = shown_path(tree_or_spec) if Path(tree_or_spec).exists() else tree_or_spec
+        args += [scope.spec_option, spec]
+    for fid in fixes:
+        args += ["--fix", fid]
+    return args
+
+
 def resolve(target: str, tree_or_spec: str | None) -> Resolved:
     """Ask the target (``ctxaudit.targets``) for the version a spec names."""
     from ctxaudit import targets
@@ -473,6 +489,8 @@ def run(
         "only": list(only),
         "tests": list(tests),
         "seeds": seeds,
+        # what reruns one mutant: the spec and its option, the fixes as asked for
+        "rerun": _rerun_base(target, tree_or_spec, fixes),
         # the fixes applied to the mutated tree (empty: the released tree)
         "fixes": applied,
         "cache": {
@@ -554,6 +572,7 @@ def _finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, 
                 "seeds",
                 "fixes",
                 "no_longer_applies",
+                "rerun",
             )
             if first.get(k) is not None
         },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import sys
 from collections import Counter
 from functools import cache
@@ -344,6 +345,15 @@ def _rate(n: int, seconds: float) -> str:
     return f"{n / seconds:.1f}" if seconds > 0 else "-"
 
 
+def rerun(doc: dict[str, Any], mutant_id: str) -> str:
+    """The command that runs one mutant of this report again, alone."""
+    args = ["python", "-m", "mutation", "run", *(doc.get("rerun") or ["--target", doc["target"]])]
+    seed = (doc.get("seeds") or [0])[0]
+    if seed:
+        args += ["--seed", str(seed)]
+    return shlex.join([*args, "--only", mutant_id])
+
+
 def to_markdown(doc: dict[str, Any]) -> str:
     """mutation.md (template ``mutation/templates/mutation.md.j2``)."""
     ms = doc["mutants"]
@@ -366,6 +376,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
         peer=peer_summary(doc),
         by_id={m["id"]: m for m in ms},
         gated=gated,
+        rerun=lambda mutant_id: rerun(doc, mutant_id),
         ratio=_pct,
         rate=_rate,
         shown_path=shown_path,

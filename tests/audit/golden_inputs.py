@@ -166,6 +166,7 @@ def mutation_doc_full() -> dict[str, Any]:
     doc = report.apply_gate(doc, eq)
     doc.update(
         suite="abc1234",
+        rerun=["--target", "gitreins", "--gitreins", "gitreins==0.17.1", "--fix", "all"],
         shards=2,
         other_sample=0.25,
         other_not_sampled=7,

@@ -185,3 +185,20 @@ def test_the_summary_line_says_seconds_a_mutant_when_a_mutant_takes_longer(
         "toy", "1", True, [], {"other": dict.fromkeys(report.DETECTED, 1)}, {}, 1, 10.0, per_second
     )
     assert said in result.summary_line()
+
+
+def test_a_survivors_rerun_command_names_its_tree_and_fixes() -> None:
+    """mutation.md's "Rerun it alone": the spec under the target's own option (a path as
+    reports show it, never the machine's), the fixes as asked for, the pass-1 seed."""
+    from mutation.engine import REPO
+    from mutation.orchestrate import _rerun_base
+    from mutation.report import rerun
+
+    assert _rerun_base("lightspeed-stack", "lightspeed-stack@main", ["all"]) == [
+        "--target", "lightspeed-stack", "--lightspeed", "lightspeed-stack@main", "--fix", "all",
+    ]  # fmt: skip
+    assert _rerun_base("gitreins", str(REPO), []) == ["--target", "gitreins", "--gitreins", "."]
+    doc = {"target": "ledger", "rerun": _rerun_base("ledger", None, []), "seeds": [4, 5, 6]}
+    assert rerun(doc, "ledger/owner.py:f:other:x:1") == (
+        "python -m mutation run --target ledger --seed 4 --only ledger/owner.py:f:other:x:1"
+    )
