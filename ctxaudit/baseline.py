@@ -6,9 +6,10 @@ findings the project accepts, each with a person's reason. With ``--baseline FIL
 
 - a known finding that reproduces and is in the file does not fail the gate;
 - any other failure does: a new finding, a known finding not in the file;
-- so does an entry that no longer reproduces on any audited version of its target: it
-  must be removed, so that the finding's return fails the gate (a regression of a
-  fixed bug is never carved out as "known").
+- so does an entry that no longer reproduces on any audited version of its target
+  with no new finding (a new failure can keep a known finding's check from showing
+  it): it must be removed, so that the finding's return fails the gate (a regression
+  of a fixed bug is never carved out as "known").
 
 The file is TOML, written by ``ctxaudit baseline`` and edited by hand::
 
@@ -22,7 +23,8 @@ The file is TOML, written by ``ctxaudit baseline`` and edited by hand::
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,21 +135,35 @@ def judge(baseline: Baseline, reports: Iterable[Any]) -> Verdict:
     failing: dict[str, list[str]] = {}
     accepted: dict[str, list[str]] = {}
     seen: set[str] = set()
-    kinds: set[str] = set()
+    clean: set[str] = set()  # the target kinds with a version that has no new finding
     for report in reports:
         label = f"{report.target}-{report.version}"
-        kinds.add(report.target)
+        if not report.findings:
+            clean.add(report.target)
         known = reproducing(report)
         seen.update(known)
-        why = [f"new finding: {f.message}" for f in report.findings]
+        why = _new_findings(report.findings)
         why += [f"known finding {k}, not in the baseline" for k in known if k not in accepted_ids]
         if why:
             failing[label] = why
         mine = [k for k in known if k in accepted_ids]
         if mine:
             accepted[label] = mine
-    stale = [e for e in baseline.entries if e.target in kinds and e.id not in seen]
+    # a known finding's check can be masked by a new failure on its way (its program
+    # fails on another property first): only versions with no new finding tell that an
+    # entry no longer reproduces
+    stale = [e for e in baseline.entries if e.target in clean and e.id not in seen]
     return Verdict(failing, accepted, stale)
+
+
+def _new_findings(findings: Sequence[Any]) -> list[str]:
+    """New findings in one phrase: how many, by property, and the first one's message."""
+    if not findings:
+        return []
+    props = Counter(p for f in findings for p in f.properties[:1])
+    by = ", ".join(f"{p} {n}" for p, n in sorted(props.items()))
+    more = f" (and {len(findings) - 1} more: {by}; see findings.md)" if len(findings) > 1 else ""
+    return [f"new finding: {findings[0].message}{more}"]
 
 
 def write(path: Path, reports: Iterable[Any]) -> list[Entry]:

@@ -138,7 +138,7 @@ def _report(target: str, version: str, known: list[str], new: int = 0) -> Simple
         target=target,
         version=version,
         known=[{"id": k, "affects": True} for k in known] + [{"id": "Z", "affects": False}],
-        findings=[SimpleNamespace(message=f"new {i}") for i in range(new)],
+        findings=[SimpleNamespace(message=f"new {i}", properties=["P1"]) for i in range(new)],
     )
 
 
@@ -158,3 +158,7 @@ def test_judge_reads_every_version_of_a_target() -> None:
     assert v.fails and [e.id for e in v.stale] == ["B"] and not v.failing
     v = baseline.judge(b, [_report("t", "1", ["A", "B", "D"], new=1)])
     assert v.failing == {"t-1": ["new finding: new 0", "known finding D, not in the baseline"]}
+    # a new failure can mask a known finding's check: B is not called stale then
+    v = baseline.judge(b, [_report("t", "1", ["A"], new=3)])
+    assert v.failing == {"t-1": ["new finding: new 0 (and 2 more: P1 3; see findings.md)"]}
+    assert not v.stale
