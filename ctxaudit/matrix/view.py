@@ -49,17 +49,68 @@ def _target_of(m: Matrix, prop: str) -> str:
     return ""
 
 
+def unexplained(v: VersionReport) -> list[str]:
+    """What fails on ``v`` beyond its known findings: its new findings, then any failing
+    property no known finding that affects it names."""
+    known = {p for k in v.affecting for p in k.prop.split("/")}
+    out = [f"new finding ({'/'.join(f.properties) or '?'})" for f in v.findings]
+    return out + [f"{p} fails" for p in v.failing if p not in known and not v.findings]
+
+
+def _known_line(m: Matrix) -> str | None:
+    """Known findings: how many reproduce where, whether their fixes are verified, and
+    whether the fully fixed trees hold."""
+    affected = [v for v in m.versions if v.affecting]
+    if not affected:
+        return None
+    ids = {k.id for v in affected for k in v.affecting}
+    text = (
+        f"Known findings: {plural(len(ids), 'known finding')} "
+        f"reproduce{'s' if len(ids) == 1 else ''} on "
+        f"{len(affected)} of {len(m.versions)} versions"
+    )
+    audited = [v for v in affected if v.fixes]
+    if audited:
+        bad = [
+            f"{v.label} {x.id} ({x.status})"
+            for v in audited
+            for x in v.fixes
+            if x.status not in ("fix verified", "not needed")
+        ]
+        fixed = [v for v in audited if v.fixed is not None]
+        hold = [v for v in fixed if v.fixed is not None and v.fixed.ok]
+        text += (
+            "; each fix verified on every version it is needed"
+            if not bad
+            else f"; no verified fix: {', '.join(bad)}"
+        )
+        text += f"; the fully fixed tree holds every property on {len(hold)} of {len(fixed)}"
+        if len(hold) < len(fixed):
+            text += " (fails: " + ", ".join(v.label for v in fixed if v not in hold) + ")"
+    return text + "."
+
+
 def summary_lines(m: Matrix) -> list[str]:
-    """Plain-text sentences for the top of both reports."""
+    """Plain-text sentences for the top of both reports: what a release manager asks
+    first (new findings, then the known ones and their fixes), then the detail."""
     if not m.versions:
         return ["No reports found."]
     per = ", ".join(f"{len(m.of(t))} {t} ({_version_span(m.of(t))})" for t in m.targets)
     failing = [v for v in m.versions if v.outcome == FAILS]
     unchecked = [v for v in m.versions if v.outcome == COULD_NOT_CHECK]
     out = [f"{plural(len(m.versions), 'target version')} audited: {per}."]
+    new = [(v, unexplained(v)) for v in m.versions if unexplained(v)]
+    if new:
+        names = ", ".join(f"{v.label} ({', '.join(why)})" for v, why in new)
+        out.append(f"New failures on {len(new)} of {len(m.versions)}: {names}.")
+    else:
+        out.append("New findings: none; every failure is a known finding's.")
+    known = _known_line(m)
+    if known:
+        out.append(known)
     if failing:
         names = ", ".join(f"{v.label} ({len(v.failing)} failing)" for v in failing)
-        out.append(f"{len(failing)} of {len(m.versions)} fail: {names}.")
+        out.append(f"{len(failing)} of {len(m.versions)} fail, known findings included: {names}.")
     if unchecked:
         names = ", ".join(f"{v.label} ({View.first_reason(v)})" for v in unchecked)
         out.append(
@@ -132,14 +183,27 @@ class View:
         return any(v.outcome != HOLDS for v in self.m.versions)
 
     @property
+    def state(self) -> str:
+        """The page's headline class: ``fail`` (a new failure or a failed mutation gate),
+        ``cnc`` (something could not be checked), ``known`` (known findings only) or
+        ``pass``."""
+        vs = self.m.versions
+        gates = [v.mutation.gate_passed for v in vs if v.mutation]
+        if any(unexplained(v) for v in vs) or False in gates:
+            return "fail"
+        if any(v.outcome == COULD_NOT_CHECK for v in vs):
+            return "cnc"
+        return "known" if any(v.outcome == FAILS for v in vs) else "pass"
+
+    @property
     def banner(self) -> str:
-        """The page's one-word verdict: FAIL, COULD NOT CHECK or PASS."""
-        outcomes = {v.outcome for v in self.m.versions}
-        if FAILS in outcomes:
-            return "✗ FAIL"
-        if COULD_NOT_CHECK in outcomes:
-            return "? COULD NOT CHECK"
-        return "✓ PASS"
+        """The page's verdict in words."""
+        return {
+            "fail": "✗ FAIL",
+            "cnc": "? COULD NOT CHECK",
+            "known": "✓ NO NEW FINDING (known findings only)",
+            "pass": "✓ PASS",
+        }[self.state]
 
     @staticmethod
     def first_reason(v: VersionReport) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from ctxaudit import matrix
+from ctxaudit.matrix.view import summary_lines
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reports"
 
@@ -507,3 +508,34 @@ def test_an_unreadable_report_is_skipped_and_named(tmp_path: Path) -> None:
     assert skipped.dir.name == "ledger-0.9" and "cannot read findings.json" in skipped.why
     md = matrix.to_markdown(m, tmp_path)
     assert "## Reports left out" in md and "`ledger-0.9/findings.json`" in md
+
+
+def test_the_headline_leads_with_new_findings_then_the_known_ones(tmp_path: Path) -> None:
+    """What a release manager asks first: known findings alone are no new failure (the
+    page says so, not FAIL), a new finding is; then the known findings and their fixes."""
+    known = [{"id": "K1", "property": "S1", "summary": "s", "region": "r", "repro": "t",
+              "registered": True, "affects": True}]  # fmt: skip
+    fix = {"fixes": [{"id": "K1", "property": "S1", "status": "fix verified", "detail": "",
+                      "patch": ""}],
+           "fixed": {"applied": ["K1"], "combined_patch": "", "failing": [], "remaining": 0,
+                     "ok": True, "elapsed_s": 1.0}}  # fmt: skip
+    for version in ("1.0", "1.1"):
+        _write(tmp_path, _findings("ledger", version, verdicts={"S1": "fails"}, known=known, **fix))
+    m = matrix.build(matrix.find_reports(tmp_path))
+    lines = summary_lines(m)
+    assert lines[1] == "New findings: none; every failure is a known finding's."
+    assert lines[2] == (
+        "Known findings: 1 known finding reproduces on 2 of 2 versions; each fix verified on "
+        "every version it is needed; the fully fixed tree holds every property on 2 of 2."
+    )
+    html = matrix.write(m, tmp_path, pause=False)[1].read_text()
+    assert '<div class="summary known"' in html and "✓ NO NEW FINDING" in html
+    assert "✗ FAIL:" not in html
+
+    new = {"properties": ["S1"], "message": "S1: broke", "test": "t", "reproduction": ""}
+    data = _findings("ledger", "1.2", verdicts={"S1": "fails"}, known=known, findings=[new])
+    _write(tmp_path, data)
+    m = matrix.build(matrix.find_reports(tmp_path))
+    assert summary_lines(m)[1] == "New failures on 1 of 3: ledger 1.2 (new finding (S1))."
+    html = matrix.write(m, tmp_path, pause=False)[1].read_text()
+    assert '<div class="summary fail"' in html and "✗ FAIL:" in html
