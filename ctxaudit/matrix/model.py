@@ -159,6 +159,8 @@ class VersionReport:
     #: findings (their count), the fully fixed tree; empty/0/None without one
     fixes: list[FixState] = field(default_factory=list)
     attributed: int = 0
+    #: the properties those attributed failures break
+    attributed_props: tuple[str, ...] = ()
     fixed: FixedTree | None = None
     unchecked: list[Unchecked] = field(default_factory=list)
 
@@ -432,6 +434,14 @@ def _version(data: dict[str, Any], file: Path) -> VersionReport:
         if isinstance(x, dict)
     ]
     report.attributed = len(data.get("attributed") or [])
+    report.attributed_props = tuple(
+        dict.fromkeys(
+            str(p)
+            for a in data.get("attributed") or []
+            if isinstance(a, dict)
+            for p in a.get("properties") or []
+        )
+    )
     fixed = data.get("fixed")
     if isinstance(fixed, dict) and fixed:
         verdicts_fixed = fixed.get("verdicts") or {}

@@ -51,8 +51,9 @@ def _target_of(m: Matrix, prop: str) -> str:
 
 def unexplained(v: VersionReport) -> list[str]:
     """What fails on ``v`` beyond its known findings: its new findings, then any failing
-    property no known finding that affects it names."""
-    known = {p for k in v.affecting for p in k.prop.split("/")}
+    property that no known finding affecting it names and no failure the fix audit
+    attributed to one breaks."""
+    known = {p for k in v.affecting for p in k.prop.split("/")} | set(v.attributed_props)
     out = [f"new finding ({'/'.join(f.properties) or '?'})" for f in v.findings]
     return out + [f"{p} fails" for p in v.failing if p not in known and not v.findings]
 
@@ -71,11 +72,15 @@ def _known_line(m: Matrix) -> str | None:
     )
     audited = [v for v in affected if v.fixes]
     if audited:
-        bad = [
-            f"{v.label} {x.id} ({x.status})"
+        missing = Counter(
+            (x.id, x.status)
             for v in audited
             for x in v.fixes
             if x.status not in ("fix verified", "not needed")
+        )
+        bad = [
+            f"{fid} ({status}, {plural(n, 'version')})"
+            for (fid, status), n in sorted(missing.items(), key=lambda kv: (-kv[1], kv[0]))
         ]
         fixed = [v for v in audited if v.fixed is not None]
         hold = [v for v in fixed if v.fixed is not None and v.fixed.ok]

@@ -539,3 +539,22 @@ def test_the_headline_leads_with_new_findings_then_the_known_ones(tmp_path: Path
     assert summary_lines(m)[1] == "New failures on 1 of 3: ledger 1.2 (new finding (S1))."
     html = matrix.write(m, tmp_path, pause=False)[1].read_text()
     assert '<div class="summary fail"' in html and "✗ FAIL:" in html
+
+
+def test_a_failure_the_fix_audit_attributed_to_a_known_finding_is_not_new(
+    tmp_path: Path,
+) -> None:
+    """GR-GAP-062 (V7) also breaks V1 on gitreins 0.13.0: the fix audit attributes that
+    failure to it, so V1 failing there is no new failure."""
+    known = [{"id": "K1", "property": "S7", "summary": "s", "region": "r", "repro": "t",
+              "registered": True, "affects": True}]  # fmt: skip
+    attributed = [{"properties": ["S1"], "message": "S1: x", "test": "t", "reproduction": ""}]
+    verdicts = {"S1": "fails", "S7": "fails"}
+    _write(tmp_path, _findings("ledger", "1.0", verdicts=verdicts, known=known))
+    m = matrix.build(matrix.find_reports(tmp_path))
+    assert summary_lines(m)[1] == "New failures on 1 of 1: ledger 1.0 (S1 fails)."
+    shutil.rmtree(tmp_path / "ledger-1.0")
+    data = _findings("ledger", "1.0", verdicts=verdicts, known=known, attributed=attributed)
+    _write(tmp_path, data)
+    m = matrix.build(matrix.find_reports(tmp_path))
+    assert summary_lines(m)[1] == "New findings: none; every failure is a known finding's."
