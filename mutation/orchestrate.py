@@ -66,9 +66,12 @@ class MutationResult:
     reused: int = 0
 
     def _rate(self) -> str:
-        """Mutants a second, or seconds a mutant where a mutant takes longer than 1 s."""
+        """Mutants a second, or seconds a mutant where a mutant takes longer than 1 s;
+        no rate where no mutant ran (every verdict reused)."""
         rate = self.mutants_per_second
-        return f"{rate:.1f}/s" if rate >= 1 or rate <= 0 else f"{1 / rate:.1f} s a mutant"
+        if rate <= 0:
+            return "no mutant ran"
+        return f"{rate:.1f}/s" if rate >= 1 else f"{1 / rate:.1f} s a mutant"
 
     def summary_line(self) -> str:
         parts = [

@@ -173,7 +173,7 @@ def test_peer_that_could_not_run_is_reported_not_hidden(tmp_path: Path):
 
 @pytest.mark.parametrize(
     ("per_second", "said"),
-    [(1.4, "(1.4/s)"), (0.03, "(33.3 s a mutant)"), (0.0, "(0.0/s)")],
+    [(1.4, "(1.4/s)"), (0.03, "(33.3 s a mutant)"), (0.0, "(no mutant ran)")],
 )
 def test_the_summary_line_says_seconds_a_mutant_when_a_mutant_takes_longer(
     per_second: float, said: str
@@ -202,3 +202,13 @@ def test_a_survivors_rerun_command_names_its_tree_and_fixes() -> None:
     assert rerun(doc, "ledger/owner.py:f:other:x:1") == (
         "python -m mutation run --target ledger --seed 4 --only ledger/owner.py:f:other:x:1"
     )
+
+
+def test_mutation_md_says_no_mutant_ran_when_every_verdict_was_reused(tmp_path: Path) -> None:
+    """A run whose verdicts all came from the cache has no rate (it read "0.0 mutants/s")."""
+    from tests.audit import golden_inputs
+
+    doc = golden_inputs.mutation_doc_small()
+    doc["timings"] = {"total": 8.0, "baseline": 0.0, "mutation": 0.0}
+    text = report.to_markdown(doc)
+    assert "mutants in 8 s (baseline 0.0 s, mutants 0 s, no mutant ran)" in text, text[:600]
