@@ -195,7 +195,13 @@ class LoopDriver:
     def rerun(self, caps: Caps) -> Observation:
         """Evaluate the task again with the same evaluator (a fresh EvalCap, as
         a caller sets it through the public ``eval_cap`` attribute)."""
-        assert not self._thread.is_alive(), "the first run has not ended"
+        assert self.finished, "rerun before the first run reported its end"
+        # the run's thread has reported its end and is returning: wait for it to
+        self._thread.join(timeout=STEP_TIMEOUT)
+        if self._thread.is_alive():
+            raise CouldNotCheck(
+                f"the first run reported its end but its thread still ran {STEP_TIMEOUT:g} s later"
+            )
         self.cap = self.mods.eval_cap.EvalCap(
             max_iterations=float(caps.max_iterations),
             max_seconds=float(caps.max_seconds),
