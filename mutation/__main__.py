@@ -289,8 +289,11 @@ def _main(argv: list[str] | None) -> int:
     for path in (res.report_json, res.report_md, res.shard_file):
         if path:
             print(f"  {path}")
-    if res.shard is not None:
-        return 0 if res.gate_passed else 1
+    if res.unchecked:
+        why = "; ".join(res.errors[:2]) or "gated mutants have no verdict"
+        print(f"mutation: could not check the gate (no verdict, not a failure): {why}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     return 0 if res.gate_passed else 1
 
 

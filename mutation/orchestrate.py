@@ -64,6 +64,16 @@ class MutationResult:
     robustness: dict[str, dict[str, int]] = field(default_factory=dict)
     #: verdicts reused from the cache / run
     reused: int = 0
+    #: gated mutants with no verdict (ctxaudit's own error in their runs)
+    in_error: list[str] = field(default_factory=list)
+
+    @property
+    def unchecked(self) -> bool:
+        """The gate did not pass, and only for want of verdicts: every gated failure is
+        a mutant in error, or the run reported an error of its own. Neither holds nor
+        fails: ctxaudit could not check it."""
+        real = [f for f in self.gate_failures if f not in self.in_error]
+        return not self.gate_passed and not real
 
     def _rate(self) -> str:
         """Mutants a second, or seconds a mutant where a mutant takes longer than 1 s;
@@ -605,6 +615,7 @@ def _result(doc: dict[str, Any], js: Path | None, md: Path | None) -> MutationRe
         version=doc["version"],
         gate_passed=doc["gate"]["passed"],
         gate_failures=list(doc["gate"]["failures"]),
+        in_error=list(doc["gate"].get("in_error") or []),
         counts=counts,
         scores=scores,
         total=total,

@@ -212,3 +212,17 @@ def test_mutation_md_says_no_mutant_ran_when_every_verdict_was_reused(tmp_path: 
     doc["timings"] = {"total": 8.0, "baseline": 0.0, "mutation": 0.0}
     text = report.to_markdown(doc)
     assert "mutants in 8 s (baseline 0.0 s, mutants 0 s, no mutant ran)" in text, text[:600]
+
+
+def test_a_gate_that_fails_only_for_want_of_verdicts_is_could_not_check() -> None:
+    """Gated mutants in error (ctxaudit's own error in their runs) leave the gate
+    undecided: ``python -m mutation run`` exits 2 then, never 1 (a verdict)."""
+    from mutation.orchestrate import MutationResult
+
+    def result(passed: bool, failures: list[str], in_error: list[str]) -> MutationResult:
+        return MutationResult("toy", "1", passed, failures, {}, {}, 1, 1.0, 1.0, in_error=in_error)
+
+    assert result(False, ["a"], ["a"]).unchecked
+    assert not result(False, ["a", "b"], ["a"]).unchecked  # b survived: a verdict
+    assert result(False, [], []).unchecked  # the run reported an error of its own
+    assert not result(True, [], []).unchecked
