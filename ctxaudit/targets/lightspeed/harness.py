@@ -501,15 +501,18 @@ class Service:
         no interrupt."""
         slow = _SlowAck()
 
-        async def interrupt_when_stored() -> int:
+        async def interrupt_when_stored() -> tuple[int, set[asyncio.Task[Any]]]:
+            """The interrupt's status, and the tasks the app started while answering it
+            (the interrupt callback's, which stores the turn on its own)."""
             try:
                 await slow.stored.wait()
                 if not slow.request_id:
                     raise CouldNotCheck("the stream named no request id to interrupt")
+                before = asyncio.all_tasks()
                 stop = await self.http.post(
                     "/v1/streaming_query/interrupt", json={"request_id": slow.request_id}
                 )
-                return int(stop.status_code)
+                return int(stop.status_code), asyncio.all_tasks() - before
             finally:
                 slow.acknowledged.set()
 
@@ -521,7 +524,16 @@ class Service:
             if not interrupter.done():  # the tree stored nothing: no interrupt sent
                 interrupter.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            response.interrupt_status = await interrupter
+            response.interrupt_status, started = await interrupter
+            # what the interrupt started finishes before the conversation is read
+            started.discard(asyncio.current_task())
+            if started:
+                _, pending = await asyncio.wait(started, timeout=STOP_SETTLE)
+                if pending:
+                    raise CouldNotCheck(
+                        f"{len(pending)} task(s) the interrupt started still ran "
+                        f"{STOP_SETTLE:g} s after it was answered"
+                    )
         return response
 
     async def _stream(
