@@ -582,6 +582,34 @@ def _run_audit(
             unchecked |= code not in (0, 1)
     md_path, html_path = _write_matrix(args.out)
     print(f"ctxaudit: matrix of every version in {args.out}: {md_path.name}, {html_path.name}")
+    try:  # what CI systems read; ctxaudit's own error here is no verdict
+        _write_ci_files(args, targets, done, props, gates, accepted)
+    except Exception as exc:  # noqa: BLE001
+        print(f"ctxaudit: COULD NOT CHECK: writing the CI report files failed: "
+              f"{type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)  # fmt: skip
+        unchecked = True
+    clock.total_s = time.monotonic() - started
+    clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
+    if args.cache:
+        print(f"ctxaudit: reused from {steps.store.directory}: {steps.summary()}")
+    print(f"ctxaudit: where the time went: {clock.write(args.out)}")
+    print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
+    if unchecked:
+        print("ctxaudit: COULD NOT CHECK everything (see the lines above): exit 2",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    return 1 if failed else 0
+
+
+def _write_ci_files(
+    args: argparse.Namespace,
+    targets: list[Described],
+    done: list[TargetReport],
+    props: dict[str, dict[str, str]],
+    gates: dict[str, tuple[int, str]],
+    accepted: dict[str, list[str]] | None,
+) -> None:
+    """``--junit-xml`` and ``--sarif``, where asked for."""
     if args.junit_xml is not None:
         from ctxaudit import junit
 
@@ -596,17 +624,6 @@ def _run_audit(
         }
         log = sarif.document(done, props, _locator(targets), ok)
         print(f"ctxaudit: SARIF: {sarif.write(args.sarif, log)}")
-    clock.total_s = time.monotonic() - started
-    clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
-    if args.cache:
-        print(f"ctxaudit: reused from {steps.store.directory}: {steps.summary()}")
-    print(f"ctxaudit: where the time went: {clock.write(args.out)}")
-    print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
-    if unchecked:
-        print("ctxaudit: COULD NOT CHECK everything (see the lines above): exit 2",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    return 1 if failed else 0
 
 
 def _locator(targets: list[Described]) -> Any:

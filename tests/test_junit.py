@@ -131,3 +131,21 @@ def test_an_edit_that_starts_with_a_newline_is_located_at_its_first_line(tmp_pat
     assert sarif.edit_location(tmp_path, "m.py", "\nimport asyncio\n") == ("m.py", 3)
     assert sarif.edit_location(tmp_path, "m.py", "x = 1") == ("m.py", 4)
     assert sarif.edit_location(tmp_path, "gone.py", "x") is None
+
+
+def test_an_error_writing_the_ci_files_is_could_not_check(
+    toy: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """ctxaudit's own error in writing them is no verdict on the target: exit 2, not 1."""
+    from ctxaudit import sarif
+
+    def broken(*args: object) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(sarif, "write", broken)
+    monkeypatch.setenv("TOY_KNOWN", "none")  # every property holds
+    assert _audit(toy, "--sarif", str(toy / "out.sarif")) == 2
+    err = capsys.readouterr().err
+    assert "COULD NOT CHECK: writing the CI report files failed: OSError" in err, err
