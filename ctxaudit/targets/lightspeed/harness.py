@@ -479,7 +479,7 @@ class Service:
         ``interrupt_while_storing``, with a hang-up: the client also calls the
         interrupt endpoint (a browser's stop button closes the connection and
         sends the interrupt), and it arrives while the tree stores the turn cut
-        short: the tree's first conversation write of the request is stored,
+        short: the tree's first conversation write after the hang-up is stored,
         and its acknowledgement held until the interrupt has been answered.
         """
         if stop_after is None:
