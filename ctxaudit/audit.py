@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -41,13 +41,11 @@ from ctxaudit.templating import render
 PROPERTIES: dict[str, dict[str, str]] = targets.properties()
 
 
-def parse_target(spec: str, lightspeed_repo: Path | None = None) -> list[Target]:
-    """The target versions a ``--target`` spec names (``ctxaudit.targets.parse``):
-    ``ledger``, ``gitreins==X``, ``gitreins>=X`` (a range), ``gitreins`` (pinned), a
-    path to a gitreins tree, or a lightspeed-stack spec (``lightspeed-stack==TAG``,
-    ``@REV``, a range of tags, or a path to a working tree, resolved in
-    ``lightspeed_repo``). Raises TargetError."""
-    return targets.parse(spec, lightspeed_repo)
+def parse_target(spec: str, repos: Mapping[str, Path | None] | None = None) -> list[Target]:
+    """The target versions a ``--target`` spec names (``ctxaudit.targets.parse``; a
+    target with a repository resolves its specs in ``repos[name]``). Raises
+    TargetError."""
+    return targets.parse(spec, repos)
 
 
 def _not_per_target() -> list[str]:
@@ -242,20 +240,17 @@ def run_attribute(
     blob: str | None,
     profile: str,
     seed: int | None,
-    lightspeed_repo: Path | None = None,
+    repos: Mapping[str, Path | None] | None = None,
 ) -> int:
     """``ctxaudit attribute``: rerun one attribution of the fix audit (the regions left
     out are ``CTXAUDIT_FINDINGS``, as the report's command sets them). ``spec`` names one
     version of a target with a fix audit, as the report's command does (the target's
-    ``attribute_args``); lightspeed-stack specs resolve in ``lightspeed_repo``. Exit 0
+    ``attribute_args``), resolved in its repository (``repos``) where it has one. Exit 0
     when the fix explains the failure, 1 when not, 2 on bad usage."""
-    from ctxaudit import fixes as fixlib
     from ctxaudit.fixaudit import attribute
 
     try:
-        (target,) = [
-            t for t in parse_target(spec, lightspeed_repo) if targets.get(t.kind).fix_audit
-        ]
+        (target,) = [t for t in parse_target(spec, repos) if targets.get(t.kind).fix_audit]
     except (TargetError, ValueError) as exc:
         why = f" ({exc})" if isinstance(exc, TargetError) else ""
         print(
@@ -264,7 +259,7 @@ def run_attribute(
             file=sys.stderr,
         )
         return 2
-    fix = fixlib.load_all().get(fix_id)
+    fix = targets.fixes().get(fix_id)
     if fix is None:
         print(f"ctxaudit: no fix for {fix_id!r} in ctxaudit/fixes", file=sys.stderr)
         return 2
@@ -391,8 +386,8 @@ def run_mutation(
         cmd += ["--fix", fid]
     if scope.spec_option:
         cmd += [scope.spec_option, target.spec]
-    if scope.repo_option and target.repo is not None:
-        cmd += [scope.repo_option, str(target.repo)]
+    if kind.repo is not None and target.repo is not None:
+        cmd += [kind.repo.option, str(target.repo)]
     if scope.peer and peer:
         cmd.append("--peer")
     if not cache:

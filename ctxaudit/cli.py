@@ -34,11 +34,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxaudit import procs
+from ctxaudit import procs, targets
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.profiles import PROFILES, parse_seed
+from ctxaudit.targets import TargetError
 from ctxaudit.targets.base import Described
-from ctxaudit.targets.gitreins import REPO_ROOT, TargetError
 
 if TYPE_CHECKING:
     from ctxaudit.target_report import TargetReport
@@ -69,12 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "lightspeed-stack>=X (tags) | PATH to a lightspeed-stack working tree; repeatable "
         "(default: gitreins and ledger)",
     )
-    audit.add_argument(
-        "--lightspeed-repo",
-        metavar="PATH",
-        help="lightspeed-stack's git repository (a clone, a bundle or a working tree) that "
-        "lightspeed-stack targets are resolved in (default: $CTXAUDIT_LIGHTSPEED_REPO)",
-    )
+    _add_repo_options(audit)
     audit.add_argument(
         "--profile", default="thorough", choices=sorted(PROFILES), help="Hypothesis profile"
     )
@@ -188,9 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--target", action="append", metavar="SPEC", help="as audit's --target; repeatable"
     )
     base.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write")
-    base.add_argument(
-        "--lightspeed-repo", metavar="PATH", help="as audit's --lightspeed-repo"
-    )  # fmt: skip
+    _add_repo_options(base)
     base.add_argument("--profile", default="ci", choices=sorted(PROFILES))
     base.add_argument("--seed", type=parse_seed, metavar="N", help="Hypothesis seed")
     attribute = sub.add_parser(
@@ -205,12 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="gitreins==X, or one lightspeed-stack tree (lightspeed-stack@REV, ==TAG, a path)",
     )
-    attribute.add_argument(
-        "--lightspeed-repo",
-        metavar="PATH",
-        help="lightspeed-stack's git repository the tree is resolved in "
-        "(default: $CTXAUDIT_LIGHTSPEED_REPO)",
-    )
+    _add_repo_options(attribute)
     attribute.add_argument("--fix", required=True, metavar="FINDING", help="the finding's id")
     attribute.add_argument(
         "--blob", help="the shrunk example (the b'...' of its @reproduce_failure); "
@@ -267,6 +256,17 @@ def unique(targets: list[Described]) -> list[Described]:
     return list(seen.values())
 
 
+def _add_repo_options(parser: argparse.ArgumentParser) -> None:
+    """The registered targets' repository options (``--lightspeed-repo``)."""
+    for option in targets.repo_options():
+        parser.add_argument(option.option, metavar="PATH", help=option.help)
+
+
+def _repos(args: argparse.Namespace) -> dict[str, Path | None]:
+    """target name -> the repository its specs resolve in (option or environment)."""
+    return targets.repos({o.dest: getattr(args, o.dest, None) for o in targets.repo_options()})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -276,11 +276,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--other-sample must be in (0, 1]")
     if args.command == "attribute":
         from ctxaudit import audit as _audit
-        from ctxaudit.targets.lightspeed.tree import repo_from as _repo_from
 
         return _audit.run_attribute(
             args.target, args.fix, args.test, args.blob, args.profile, args.seed,
-            _repo_from(args.lightspeed_repo),
+            _repos(args),
         )  # fmt: skip
     if args.command == "baseline":
         return _write_baseline(args)
@@ -301,13 +300,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--mutate fixed mutates the fix audit's fully fixed tree: not with "
                      "--no-fixes (or --since without --fixes)")  # fmt: skip
     from ctxaudit import audit
-    from ctxaudit.targets.lightspeed.tree import repo_from
 
-    repo = repo_from(args.lightspeed_repo)
+    repos = _repos(args)
     found: list[Described] = []
     for spec in args.target or DEFAULT_TARGETS:
         try:
-            found += audit.parse_target(spec, repo)
+            found += audit.parse_target(spec, repos)
         except TargetError as exc:
             print(f"ctxaudit: {_one_line(exc)}", file=sys.stderr)
             return 2
@@ -631,13 +629,14 @@ def _locator(targets: list[Described]) -> Any:
     form for the tree changes (None where there is no such form or tree)."""
     from ctxaudit import fixes as fixlib
     from ctxaudit import sarif
+    from ctxaudit.targets import fixes as registered_fixes
     from ctxaudit.targets import get as get_target
 
     by_label = {t.label: t for t in targets}
 
     def locate(report: Any, finding: str) -> tuple[str, int] | None:
         described = by_label.get(f"{report.target}-{report.version}")
-        fix = fixlib.load_all().get(finding)
+        fix = registered_fixes().get(finding)
         if described is None or fix is None:
             return None
         kind = get_target(described.kind)
@@ -692,8 +691,9 @@ def _write_baseline(args: argparse.Namespace) -> int:
         argv = ["audit", "--no-mutation", "--no-fixes", "--profile", args.profile, "--out", tmp]
         for spec in args.target or DEFAULT_TARGETS:
             argv += ["--target", spec]
-        if args.lightspeed_repo:
-            argv += ["--lightspeed-repo", args.lightspeed_repo]
+        for option in targets.repo_options():
+            if getattr(args, option.dest, None):
+                argv += [option.option, getattr(args, option.dest)]
         if args.seed is not None:
             argv += ["--seed", str(args.seed)]
         code = main(argv)

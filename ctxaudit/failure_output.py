@@ -37,8 +37,6 @@ import pytest
 
 from ctxaudit import atomic
 
-#: options whose values name the target; a replay command repeats them
-TARGET_OPTIONS = ("--gitreins", "--lightspeed-repo", "--lightspeed")
 #: the most frames of the project's own code a report shows
 MAX_FRAMES = 6
 #: the most lines of the failing example's captured log a report shows
@@ -236,7 +234,14 @@ def add_stats(entries: list[dict[str, Any]]) -> None:
     _stats.extend(entries)
 
 
-def register(config: pytest.Config) -> None:
+#: the options whose values name the target version (``register``'s ``target_options``)
+_TARGET_OPTIONS_KEY = pytest.StashKey[list[str]]()
+
+
+def register(config: pytest.Config, target_options: list[str]) -> None:
+    """Print failures as ctxaudit does; ``target_options`` (``--gitreins`` ...) name the
+    target version, and a replay command repeats those given."""
+    config.stash[_TARGET_OPTIONS_KEY] = list(target_options)
     config.pluginmanager.register(FailureOutput(config), "ctxaudit-failure-output")
 
 
@@ -436,7 +441,7 @@ def replay_command(item: pytest.Item, config: pytest.Config, blob: str) -> str:
     if via:  # a child run (a lightspeed-stack tree's environment): its parent's command
         return f"{via} --replay={blob}"
     words = ["bin/ctxaudit", "test", item.nodeid]
-    for option in TARGET_OPTIONS:
+    for option in config.stash.get(_TARGET_OPTIONS_KEY, []):
         value = config.getoption(option, default="")
         if value:
             words.append(f"{option}={value}")

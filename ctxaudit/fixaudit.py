@@ -175,7 +175,9 @@ def fix_audit(
     edits cannot be fixed here: it is reported as "no fix" with that reason, and the
     fully fixed tree leaves out its region (only those; ``fixed["left_out"]``)."""
     started = time.monotonic()
-    fixes = fixlib.load_all() if fixes is None else fixes
+    from ctxaudit import targets
+
+    fixes = targets.fixes() if fixes is None else fixes
     version = version_name or report.version
     leave_out = leave_out or _leave_out_findings
     affecting = [k for k in report.known if k["affects"]]

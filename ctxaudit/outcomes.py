@@ -66,7 +66,8 @@ def observing(what: str) -> Iterator[None]:
         raise CouldNotCheck(f"could not observe {what}: {type(exc).__name__}: {exc}") from exc
 
 
-_ROOT = Path(__file__).resolve().parents[1]
+from ctxaudit.paths import REPO_ROOT as _ROOT
+
 #: folders whose files are ctxaudit's own code (the ledger is a target: not listed)
 OURS = tuple(str(_ROOT / name) + os.sep for name in ("ctxaudit", "model", "mutation", "tests"))
 _STDLIB = tuple(

@@ -17,6 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ctxaudit import targets
 from ctxaudit.profiles import parse_seed
 from mutation import MutationError, merge, run
 from mutation.catalogue import CatalogueError
@@ -145,28 +146,48 @@ def main(argv: list[str] | None = None) -> int:
         return OWN_ERROR
 
 
+def _add_target_options(r: argparse.ArgumentParser) -> None:
+    """Each mutated target's spec option (``--gitreins SPEC``) and repository option
+    (``--lightspeed-repo PATH``), from the registry."""
+    seen: set[str] = set()
+    for t in targets.mutated():
+        scope = t.mutation
+        if scope is not None and scope.spec_option and scope.spec_option not in seen:
+            seen.add(scope.spec_option)
+            r.add_argument(scope.spec_option, metavar="SPEC", default="", help=scope.spec_help)
+        if t.repo is not None and t.repo.option not in seen:
+            seen.add(t.repo.option)
+            r.add_argument(t.repo.option, metavar="PATH", help=t.repo.help)
+
+
+def _target_spec(p: argparse.ArgumentParser, a: argparse.Namespace) -> str:
+    """The spec of ``--target``'s version (its own option; "" for its default). An
+    option of another target is a usage error; a repository option is passed on to the
+    target through its environment variable (the worker reads it too)."""
+    chosen = targets.get(a.target)
+    for t in targets.mutated():
+        if t.name == a.target:
+            continue
+        scope = t.mutation
+        own = chosen.mutation.spec_option if chosen.mutation else None
+        if scope is not None and scope.spec_option and scope.spec_option != own:
+            if getattr(a, scope.spec_option.lstrip("-").replace("-", "_"), ""):
+                p.error(f"{scope.spec_option} is for --target {t.name}")
+        if t.repo is not None and (chosen.repo is None or chosen.repo.option != t.repo.option):
+            if getattr(a, t.repo.dest, None):
+                p.error(f"{t.repo.option} is for --target {t.name}")
+    if chosen.repo is not None and getattr(a, chosen.repo.dest, None):
+        os.environ[chosen.repo.env] = str(Path(getattr(a, chosen.repo.dest)).resolve())
+    option = chosen.mutation.spec_option if chosen.mutation else None
+    return str(getattr(a, option.lstrip("-").replace("-", "_"), "") or "") if option else ""
+
+
 def _main(argv: list[str] | None) -> int:
     p = _Parser(prog="python -m mutation")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     r = sub.add_parser("run", help="mutate a target and run its suite against every mutant")
-    r.add_argument("--target", required=True, choices=["ledger", "gitreins", "lightspeed-stack"])
-    r.add_argument("--gitreins", metavar="SPEC", default="", help="gitreins version or source tree")
-    r.add_argument(
-        "--ledger", metavar="PATH", default="", help="root holding ledger/ (default: repo)"
-    )
-    r.add_argument(
-        "--lightspeed",
-        metavar="SPEC",
-        default="",
-        help="lightspeed-stack tree: lightspeed-stack==TAG, lightspeed-stack@REV or a path "
-        "(default: main of the repository)",
-    )
-    r.add_argument(
-        "--lightspeed-repo",
-        metavar="PATH",
-        help="lightspeed-stack repository (clone, bundle or working tree; default "
-        "$CTXAUDIT_LIGHTSPEED_REPO)",
-    )
+    r.add_argument("--target", required=True, choices=[t.name for t in targets.mutated()])
+    _add_target_options(r)
     r.add_argument("--shard", type=_shard, metavar="I/N")
     r.add_argument("--out", type=Path, help="report folder (default reports/<target>-<version>)")
     r.add_argument("--jobs", type=int, default=2)
@@ -244,15 +265,7 @@ def _main(argv: list[str] | None) -> int:
     a = p.parse_args(argv)
     try:
         if a.cmd == "run":
-            if a.target != "gitreins" and a.gitreins:
-                p.error("--gitreins is for --target gitreins")
-            if a.target != "lightspeed-stack" and (a.lightspeed or a.lightspeed_repo):
-                p.error("--lightspeed and --lightspeed-repo are for --target lightspeed-stack")
-            if a.lightspeed_repo:
-                os.environ["CTXAUDIT_LIGHTSPEED_REPO"] = str(Path(a.lightspeed_repo).resolve())
-            spec = {"gitreins": a.gitreins, "lightspeed-stack": a.lightspeed}.get(
-                a.target, a.ledger
-            )
+            spec = _target_spec(p, a)
             out = a.out
             if out is None:
                 from mutation import resolve_target

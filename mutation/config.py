@@ -1,4 +1,29 @@
-"""Per-target configuration (``mutation/targets.toml``): scope, tests, exclusions, property map."""
+"""Per-target configuration: scope, tests, exclusions, property map.
+
+Each target keeps its own in its folder (``ctxaudit/targets/<target>/mutation.toml``,
+named by its :class:`~ctxaudit.targets.base.MutationScope`), as one TOML table named
+after the target, ``[<name>]``:
+
+- ``package`` (the folder copied and mutated), ``tests`` (the suites run against each
+  mutant), ``pytest_args``; ``files[]``: ``path`` (a glob) and ``functions``;
+- ``files[].functions`` and ``exclude[].function`` are fnmatch globs over the
+  qualified name inside the file (``"EvalCap.record_llm_call"``, ``"_parse_time"``);
+- ``exclude[].when`` (optional): the exclusion applies only to a function whose source
+  text matches this regex (re.search, multiline), so one entry reads right for
+  versions that hold different code under the same name;
+- ``exclude[].unreferenced = true``: only in a version whose source never names the
+  function outside its own def (dead code there); ``exclude[].absent = PATH``: only in
+  a version whose source folder has no file PATH (what reaches the function is
+  missing);
+- ``exclude_statements[]``: a statement of a matching function whose first line
+  (stripped) matches the regex is not mutated, nor anything nested in it; its
+  function is a glob or a list of globs (the same code under several names);
+- ``properties[]``: which properties speak about which function (the first matching
+  ``match`` wins), used to name "the property that should have caught" a survivor
+  that is not in the catalogue.
+
+Every exclusion carries its ``reason``; the files are reviewed like code.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-TARGETS_FILE = HERE / "targets.toml"
-TARGETS = ("ledger", "gitreins", "lightspeed-stack")
 ISOLATIONS = ("fork", "process")
 
 
@@ -174,7 +196,8 @@ class TargetConfig:
         return ()
 
 
-def load_targets(path: Path = TARGETS_FILE) -> dict[str, TargetConfig]:
+def load_targets(path: Path) -> dict[str, TargetConfig]:
+    """The targets' tables of one configuration file, by name."""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -251,11 +274,11 @@ def _unreferenced(entry: dict[str, Any], target: str) -> bool:
     value = entry.get("unreferenced", False)
     if not isinstance(value, bool):
         raise ConfigError(
-            f"targets.toml: [{target}] exclusion {entry}: unreferenced is true or false"
+            f"mutation.toml: [{target}] exclusion {entry}: unreferenced is true or false"
         )
     if value and not re.fullmatch(r"\w+", str(entry["function"])):
         raise ConfigError(
-            f"targets.toml: [{target}] exclusion {entry}: an unreferenced exclusion names "
+            f"mutation.toml: [{target}] exclusion {entry}: an unreferenced exclusion names "
             "one function, not a pattern"
         )
     return value
@@ -267,7 +290,7 @@ def _absent(entry: dict[str, Any], target: str) -> str | None:
         return None
     if not isinstance(value, str) or not value or not re.fullmatch(r"\w+", str(entry["function"])):
         raise ConfigError(
-            f"targets.toml: [{target}] exclusion {entry}: absent is a file's path, on an "
+            f"mutation.toml: [{target}] exclusion {entry}: absent is a file's path, on an "
             "exclusion of one function, not a pattern"
         )
     return value
@@ -276,12 +299,21 @@ def _absent(entry: dict[str, Any], target: str) -> str | None:
 def _reason(entry: dict[str, str], target: str) -> str:
     reason = str(entry.get("reason", "")).strip()
     if not reason:
-        raise ConfigError(f"targets.toml: [{target}] exclusion {entry} has no reason")
+        raise ConfigError(f"mutation.toml: [{target}] exclusion {entry} has no reason")
     return reason
 
 
 def target_config(name: str) -> TargetConfig:
-    targets = load_targets()
-    if name not in targets:
-        raise ConfigError(f"unknown target {name!r}; choose one of {', '.join(sorted(targets))}")
-    return targets[name]
+    """The configuration of the registered target ``name`` (its ``mutation.toml``)."""
+    from ctxaudit import targets
+
+    try:
+        scope = targets.get(name).mutation
+    except targets.TargetError as exc:
+        raise ConfigError(str(exc)) from None
+    if scope is None or scope.config is None:
+        raise ConfigError(f"target {name!r} is not mutated (it has no mutation scope)")
+    found = load_targets(scope.config)
+    if scope.section not in found:
+        raise ConfigError(f"{scope.config}: no [{scope.section}] table")
+    return found[scope.section]

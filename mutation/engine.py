@@ -438,7 +438,7 @@ def write_work_tree(
 
 
 #: coverage.py's patches that follow the suite into its child processes: ``subprocess``
-#: (a new interpreter, e.g. ``python -m ctxaudit.targets.gitreins_config``, starts
+#: (a new interpreter, e.g. ``python -m ctxaudit.targets.gitreins.config``, starts
 #: coverage from the configuration the parent puts in its environment, through the
 #: ``.pth`` coverage installs), ``fork`` (a forked child restarts coverage and saves its
 #: own data) and ``_exit`` (a child that ends with ``os._exit`` still saves it)

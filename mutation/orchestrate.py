@@ -120,7 +120,7 @@ def resolve_target(target: str, tree_or_spec: str | None) -> tuple[Path, str, st
 class Resolved:
     """A target version as the mutation run needs it."""
 
-    root: Path  # the folder whose files targets.toml names
+    root: Path  # the folder whose files its mutation.toml names
     version: str
     copy_dir: str  # what the work copy holds ("." = all of root)
     #: the interpreter the worker runs in and the worker's environment for a work
@@ -201,7 +201,7 @@ def fixed_tree(
     except targets.TargetError as exc:
         raise MutationError(str(exc)) from None
     version = kind.fix_version(found)
-    every = fixlib.load_all()
+    every = targets.fixes()
     if list(fixes) == ["all"]:
         own = [f.id for f in kind.findings()]  # fixes are named by finding, not target
         chosen = [every[f] for f in own if f in every and _has_edits(every[f], version)]
@@ -317,13 +317,14 @@ def _restores_env(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 def _leave_out_unfixed(target: str, version: str, applied: Sequence[str]) -> None:
     """A target whose suites leave out the regions named in ``CTXAUDIT_FINDINGS`` (or,
     unset, its registered findings' for the version) leaves out all but the fixed ones."""
-    from ctxaudit import findings, targets
+    from ctxaudit import targets
 
-    if not targets.get(target).excludes_known:
+    kind = targets.get(target)
+    if not kind.excludes_known:
         return  # its suites find what reproduces on the unmutated (fixed) copy themselves
     given = os.environ.get("CTXAUDIT_FINDINGS")
     if given is None:
-        ids = [f.id for f in findings.registered(target, version)]
+        ids = kind.left_out(version)
     else:
         ids = [i.strip() for i in given.split(",") if i.strip() not in ("", "none")]
     os.environ["CTXAUDIT_FINDINGS"] = ",".join(i for i in ids if i not in applied) or "none"
@@ -356,7 +357,7 @@ def run(
     hash of their id, so the same ones every time); removed-write, wrong-comparison and
     catalogued mutants always all run.
     ``peer=True`` also runs the same mutants against the target's own test suite (for
-    gitreins: the tests of its sdist, see ``[gitreins.peer]`` in targets.toml) and reports
+    gitreins: the tests of its sdist, see ``[gitreins.peer]`` in its mutation.toml) and reports
     both side by side; the peer's result never decides the gate.
     ``seeds``: pass 1 runs under the first; each detected gated mutant whose killer uses
     Hypothesis runs again under the others, and only robust kills pass the gate (seed 0 is

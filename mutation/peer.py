@@ -28,7 +28,7 @@ def run_peer(
 ) -> dict[str, Any]:
     """The same mutants against the target's own tests. Never raises: errors are reported."""
     if cfg.peer is None:
-        return {"error": f"no peer suite is configured for {target} in mutation/targets.toml"}
+        return {"error": f"no peer suite is configured for {target} in its mutation.toml"}
     t0 = time.monotonic()
     try:
         suite = _peer_suite(target, tree_or_spec, cfg)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit import findings as gitreins_findings
 from ctxaudit.audit import PROPERTIES
+from ctxaudit.targets.gitreins import findings as gitreins_findings
 from ctxaudit.targets.lightspeed import findings as lightspeed_findings
 
 ROOT = Path(__file__).resolve().parents[1]

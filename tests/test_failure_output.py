@@ -37,7 +37,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    failure_output.register(config)
+    failure_output.register(config, [])
 """
 
 # A state machine whose target logs a line from its own worker thread at every step
@@ -164,7 +164,7 @@ def test_all_logs_on_request(project: Path) -> None:
 
 def test_known_break_of_gitreins_fits_on_one_screen(tmp_path: Path) -> None:
     """A real break (B3: a tool call costs nothing) caught by the EvalCap lockstep."""
-    from ctxaudit.targets.gitreins import resolve
+    from ctxaudit.targets.gitreins.tree import resolve
 
     pinned = resolve("")
     copy = tmp_path / "gitreins"

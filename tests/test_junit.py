@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ctxaudit import cli
+from ctxaudit import cli, targets
 from tests.test_baseline import _audit, toy  # noqa: F401  (the fixture)
 
 
@@ -102,8 +102,7 @@ def test_sarif_results_carry_the_property_and_the_baselines_reason(
 
 def test_a_known_finding_is_located_where_its_fix_changes_the_target() -> None:
     """GR-GAP-062's fix on a gitreins release: the line of the comparison it changes."""
-    from ctxaudit import fixes as fixlib
-    from ctxaudit import sarif, targets
+    from ctxaudit import sarif
     from ctxaudit.targets.base import Described
 
     kind = targets.get("gitreins")
@@ -116,7 +115,7 @@ def test_a_known_finding_is_located_where_its_fix_changes_the_target() -> None:
         where = locate(report, fid)
         assert where is not None, fid
         path, line = where
-        edit = fixlib.load_all()[fid].forms[0].edits[0]
+        edit = targets.fixes()[fid].forms[0].edits[0]
         text = (root / path).read_text().splitlines()
         assert edit.old.strip().splitlines()[0].strip() == text[line - 1].strip(), (fid, where)
         found[fid] = where

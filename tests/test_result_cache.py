@@ -80,7 +80,7 @@ def test_a_second_audit_reuses_the_property_phase(
     assert findings.read_text() == first
     out = capsys.readouterr().out
     assert "properties of 1 target version(s) (ran 0)" in out
-    assert "(reused)" in (tmp_path / "out/audit-time.md").read_text()
+    assert "(reused)" in (tmp_path / "out/timing/audit-time.md").read_text()
 
 
 @pytest.mark.parametrize(

@@ -33,11 +33,12 @@ def test_each_real_target_satisfies_the_interface(name: str) -> None:
     assert t.properties and all(p[0] in "BVSC" for p in t.properties)
     for suite in (*t.suites, *t.suite_ignores):
         assert (ROOT / suite).exists(), suite
-    assert (ROOT / t.findings_registry).is_file()
+    assert not t.findings_registry or (ROOT / t.findings_registry).is_file()
     for f in t.findings():
         assert set(f.property.split("/")) <= set(t.properties), f
-    sections = tomllib.loads((ROOT / "mutation/targets.toml").read_text())
-    if t.mutation is not None:  # its section is in targets.toml, with the same layout
+    if t.mutation is not None:  # its mutation.toml has its table, with the same layout
+        assert t.mutation.config is not None
+        sections = tomllib.loads(t.mutation.config.read_text())
         section = sections[t.mutation.section]
         assert section["package"] == t.mutation.copy_dir.strip(".")
         assert section.get("source_root", "") == t.mutation.source_root
@@ -157,7 +158,7 @@ def test_the_audit_runs_and_reports_a_toy_target(toy: Toy, tmp_path: Path) -> No
 
 
 def test_a_registered_module_path_is_imported_when_asked(tmp_path: Path) -> None:
-    targets.register("ctxaudit.targets.ledger_target:TARGET", "ledger-again")
+    targets.register("ctxaudit.targets.ledger.target:TARGET", "ledger-again")
     try:
         assert targets.get("ledger-again") is targets.get("ledger")
     finally:
@@ -166,9 +167,12 @@ def test_a_registered_module_path_is_imported_when_asked(tmp_path: Path) -> None
 
 
 def test_the_mutation_scope_is_data() -> None:
-    assert targets.get("gitreins").mutation == MutationScope(
-        "gitreins", "engine", spec_option="--gitreins", peer=True
+    scope = targets.get("gitreins").mutation
+    assert scope is not None and scope.config is not None
+    assert (scope.section, scope.copy_dir, scope.spec_option, scope.peer) == (
+        "gitreins", "engine", "--gitreins", True
     )
+    assert scope.config.parent == ROOT / "ctxaudit/targets/gitreins"
     ls = targets.get("lightspeed-stack").mutation
     assert ls is not None and (ls.copy_dir, ls.source_root) == (".", "src")
 

@@ -2,11 +2,12 @@
 makes its property hold, in one or more forms, each for the text of some trees.
 
 A fix is one or more *forms*; a form has either exact ``old -> new`` edits of files in
-the tree or a unified diff (``patch``, a file in this folder, applied with ``git apply``
-at the tree's root), and names the versions it was written for (a PEP 440 specifier
+the tree or a unified diff (``patch``, a file beside the fix's module, applied with
+``git apply`` at the tree's root), and names the versions it was written for (a PEP 440 specifier
 such as ``>=0.13.0,<0.15.0``, ``*`` for any, or a set of exact versions, tags or commit
-prefixes, so a lightspeed-stack tree can use the same format). Each fix lives in its
-own module here, ``<finding id as a module name>.py``, defining ``FIX``.
+prefixes, so a lightspeed-stack tree can use the same format). Each fix lives in its own
+module, ``<finding id as a module name>.py``, defining ``FIX``, in its target's
+``fixes`` package (``ctxaudit/targets/<target>/fixes/``, :func:`load_fixes`).
 
 Which form a tree gets follows its text, not its name (:func:`choose`): the first form
 whose edits all apply wins. The version only orders the tries: the forms that name it
@@ -33,6 +34,7 @@ fixes already applied.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import pkgutil
@@ -41,8 +43,6 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Edit:
 class Form:
     versions: str | frozenset[str]  # a specifier ("*" for all), or exact versions/tags/commits
     edits: tuple[Edit, ...] = ()
-    patch: str | None = None  # a unified diff in this folder, -p1 at the tree's root
+    patch: str | None = None  # a unified diff (a path), -p1 at the tree's root
     #: no fix on these versions, and why (a form with a reason has no edits)
     reason: str = ""
     #: (path, text): text that must be in the tree's file for the form to apply; changes
@@ -100,6 +100,8 @@ class Fix:
     why: str = ""  # what the change does, in one sentence
     #: findings whose fix this one builds on: applied first (once), where not applied yet
     requires: tuple[str, ...] = ()
+    #: the package it was loaded from (:func:`load_fixes`), where ``requires`` are found
+    package: str = field(default="", compare=False)
 
     def form_for(self, version: str) -> Form | None:
         """The first form written for ``version`` (by its name alone: :func:`choose` is
@@ -122,14 +124,16 @@ class NotApplied(Exception):
     """A fix that does not apply to a tree; the message says where and why."""
 
 
-def load_all() -> dict[str, Fix]:
-    """Every fix in this package, by finding id."""
+def load_fixes(package: str) -> dict[str, Fix]:
+    """Every fix in ``package`` (one module per finding, each defining ``FIX``), by
+    finding id. The registry (``ctxaudit.targets.fixes``) asks every target's."""
     fixes: dict[str, Fix] = {}
-    for info in pkgutil.iter_modules([str(HERE)]):
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    where = importlib.import_module(package)
+    for info in pkgutil.iter_modules(list(where.__path__)):
+        module = importlib.import_module(f"{package}.{info.name}")
         fix = getattr(module, "FIX", None)
         if isinstance(fix, Fix):
-            fixes[fix.finding] = fix
+            fixes[fix.finding] = dataclasses.replace(fix, package=package)
     return fixes
 
 
@@ -161,7 +165,7 @@ def _staged(form: Form, root: Path) -> dict[Path, str]:
         if needed not in (root / rel).read_text():
             raise NotApplied(f"{which}: the form needs {needed.strip()[:80]!r}, not in the file")
     if form.patch is not None:
-        patch = HERE / form.patch
+        patch = Path(form.patch)
         check = subprocess.run(
             ["git", "apply", "--check", "-p1", str(patch)],
             cwd=root, capture_output=True, text=True, check=False,
@@ -231,7 +235,7 @@ def apply_form(form: Form, root: Path) -> list[str]:
         path.write_text(text)
     if form.patch is not None:
         subprocess.run(
-            ["git", "apply", "-p1", str(HERE / form.patch)], cwd=root, check=True,
+            ["git", "apply", "-p1", str(form.patch)], cwd=root, check=True,
             capture_output=True,
         )  # fmt: skip
         changed.append(form.patch)
@@ -295,7 +299,7 @@ def _required(fix: Fix, version: str) -> list[Fix]:
     """The fixes ``fix`` builds on (``requires``), theirs first."""
     if not fix.requires:
         return []
-    every = load_all()
+    every = load_fixes(fix.package) if fix.package else {}
     out: list[Fix] = []
     for fid in fix.requires:
         need = every.get(fid)

@@ -1,9 +1,11 @@
 """The targets ctxaudit checks, one registered :class:`~ctxaudit.targets.base.Target` each.
 
-Adding a target is a new module (or folder) under ``ctxaudit/targets/`` with an object
-that satisfies :class:`~ctxaudit.targets.base.Target` (subclass
-:class:`~ctxaudit.targets.base.BaseTarget` for the defaults), and one line in
-``_REGISTERED`` below. Nothing in the audit names a target.
+Adding a target is a new folder under ``ctxaudit/targets/`` that holds everything
+specific to it (an object that satisfies :class:`~ctxaudit.targets.base.Target`,
+subclassing :class:`~ctxaudit.targets.base.BaseTarget` for the defaults; its findings,
+fixes, ``mutation.toml`` and pytest options), and one line in ``_REGISTERED`` below.
+Nothing in the audit, the mutation runner, the command lines or the pytest setup names
+a target: they ask this registry.
 
 API (what the audit, the CLI and ``mutation/`` use)::
 
@@ -25,17 +27,19 @@ cheap.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from pathlib import Path
 
-from ctxaudit.targets.base import Described, Target, TargetError
+from ctxaudit.fixes import Fix, load_fixes
+from ctxaudit.targets.base import Described, RepoOption, Target, TargetError
 
 __all__ = ["Described", "Target", "TargetError", "get", "names", "parse", "register"]
 
 #: name -> "module:attribute" of its Target, in report order. One line per target.
 _REGISTERED: dict[str, str] = {
-    "gitreins": "ctxaudit.targets.gitreins_target:TARGET",
-    "ledger": "ctxaudit.targets.ledger_target:TARGET",
-    "lightspeed-stack": "ctxaudit.targets.lightspeed_target:TARGET",
+    "gitreins": "ctxaudit.targets.gitreins.target:TARGET",
+    "ledger": "ctxaudit.targets.ledger.target:TARGET",
+    "lightspeed-stack": "ctxaudit.targets.lightspeed.target:TARGET",
 }
 _loaded: dict[str, Target] = {}
 
@@ -73,7 +77,7 @@ def get(name: str) -> Target:
     when the target is not mutated), ``spec`` (resolves to it again), ``commit`` and
     ``tree`` (the target module's own description); errors are TargetError.
     ``get(name).mutation`` is its :class:`~ctxaudit.targets.base.MutationScope` (section
-    in ``mutation/targets.toml``, ``copy_dir``, the ``--<name>`` option, whether it has a
+    (its ``mutation.toml``), ``copy_dir``, the ``--<name>`` option, whether it has a
     peer suite), ``get(name).peer_suite(resolved)`` the folder with its own tests.
     """
     if name not in _loaded:
@@ -90,22 +94,56 @@ def all_targets() -> list[Target]:
     return [get(name) for name in names()]
 
 
+def fixes() -> dict[str, Fix]:
+    """Every registered target's fixes (its ``fixes_package``), by finding id."""
+    found: dict[str, Fix] = {}
+    for target in all_targets():
+        if target.fixes_package:
+            found.update(load_fixes(target.fixes_package))
+    return found
+
+
+def mutated() -> list[Target]:
+    """The registered targets the mutation runner mutates (they have a mutation scope)."""
+    return [t for t in all_targets() if t.mutation is not None]
+
+
 def properties() -> dict[str, dict[str, str]]:
     """target name -> its applicable properties (id -> short name)."""
     return {t.name: dict(t.properties) for t in all_targets()}
 
 
-def parse(spec: str, repo: Path | None = None) -> list[Described]:
+def repo_options() -> list[RepoOption]:
+    """The registered targets' repository options, once each (command lines add them)."""
+    found: dict[str, RepoOption] = {}
+    for target in all_targets():
+        if target.repo is not None:
+            found.setdefault(target.repo.option, target.repo)
+    return list(found.values())
+
+
+def repos(given: Mapping[str, str | None]) -> dict[str, Path | None]:
+    """target name -> the repository its specs resolve in, from the command line's
+    values (``given``: an option's argparse destination -> its value) or the
+    environment; targets without one are left out."""
+    return {
+        t.name: t.repo.value(given.get(t.repo.dest)) for t in all_targets() if t.repo is not None
+    }
+
+
+def parse(spec: str, repos: Mapping[str, Path | None] | None = None) -> list[Described]:
     """The target versions an audit ``--target`` spec names: the first registered target
-    that claims the spec expands it; a path that no target claims is explained by the
-    first target that takes paths. Raises TargetError (one line)."""
+    that claims the spec expands it (in its repository, from ``repos``, where it has
+    one); a path that no target claims is explained by the first target that takes
+    paths. Raises TargetError (one line)."""
     spec = spec.strip()
+    where = repos or {}
     for target in all_targets():
         if target.claims(spec):
-            return target.expand(spec, repo)
+            return target.expand(spec, where.get(target.name))
     if "/" in spec or Path(spec).exists():
         for target in all_targets():
             if target.takes_paths:
-                return target.expand(spec, repo)
+                return target.expand(spec, where.get(target.name))
     forms = [t.spec_forms for t in all_targets() if t.spec_forms]
     raise TargetError(f"target {spec!r}: expected {', '.join(forms)}")

@@ -1,9 +1,9 @@
 """What a target is: the one interface the audit (and the mutation runner) ask.
 
 A *target* is an implementation ctxaudit checks against the model (gitreins, the
-ledger, lightspeed-stack). Each is one object that satisfies :class:`Target`, kept in
-its own module under ``ctxaudit/targets/`` and registered by one line in
-``ctxaudit/targets/__init__.py``. What it answers:
+ledger, lightspeed-stack). Each is one object that satisfies :class:`Target`, kept with
+everything else specific to it in its own folder under ``ctxaudit/targets/`` and
+registered by one line in ``ctxaudit/targets/__init__.py``. What it answers:
 
 - **resolve a spec**: :meth:`Target.claims` (is this ``--target`` spec mine?),
   :meth:`Target.expand` (the versions a spec names, a range included, as
@@ -12,11 +12,15 @@ its own module under ``ctxaudit/targets/`` and registered by one line in
 - **build or load**: :meth:`Target.load` (import it in this process, or build the
   environment it runs in) and :meth:`Target.suite_process` (the interpreter and
   environment its suites run in);
-- **mutation scope**: :attr:`Target.mutation` (its section in ``mutation/targets.toml``
-  and the folder the mutation runner copies), ``None`` when it is not mutated;
+- **mutation scope**: :attr:`Target.mutation` (its ``mutation.toml`` and the folder
+  the mutation runner copies), ``None`` when it is not mutated;
+- **pytest options**: :attr:`Target.pytest_options` (how a suite run names the
+  version it checks; a replay command repeats them);
 - **findings registry**: :meth:`Target.findings` (its known findings),
   :attr:`Target.findings_registry` (the file they are registered in) and
-  :meth:`Target.findings_check` (how the audit learns which reproduce on a version);
+  :meth:`Target.findings_check` (how the audit learns which reproduce on a version),
+  :meth:`Target.left_out` (the findings its suites leave out by default) and
+  :attr:`Target.fixes_package` (the package that holds a fix for each);
 - **peer suite**: :meth:`Target.peer_suite` (the target's own tests, where it has some);
 - **applicable properties**: :attr:`Target.properties` and :attr:`Target.suites` (the
   lockstep suites that check them);
@@ -31,6 +35,7 @@ This module imports nothing of ctxaudit: the targets' modules, the audit and
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,20 +89,54 @@ class Resolved:
 
 
 @dataclass(frozen=True)
+class PytestOption:
+    """A pytest option of a target's suites (``--gitreins=SPEC``): registered by ctxaudit's
+    pytest setup, repeated by a replay command when it is given."""
+
+    name: str  # "--gitreins"
+    help: str
+    metavar: str = "SPEC"
+    #: a value is resolved (``Target.resolve``) before anything runs: a bad one is a
+    #: usage error of one line, not a test failure
+    resolves: bool = False
+
+
+@dataclass(frozen=True)
+class RepoOption:
+    """The repository a target's specs are resolved in (lightspeed-stack's git
+    repository): the command lines' option that names it, else an environment variable."""
+
+    option: str  # "--lightspeed-repo", in the audit's and the mutation runner's CLI
+    env: str  # the environment variable read when the option is not given
+    help: str
+
+    @property
+    def dest(self) -> str:
+        """The option's argparse destination."""
+        return self.option.lstrip("-").replace("-", "_")
+
+    def value(self, given: str | None) -> Path | None:
+        """The repository: the option's value if given, else the environment's."""
+        chosen = (given or "").strip() or os.environ.get(self.env, "").strip()
+        return Path(chosen).expanduser() if chosen else None
+
+
+@dataclass(frozen=True)
 class MutationScope:
     """What the mutation runner mutates of a target."""
 
-    section: str  # the target's section in mutation/targets.toml
+    section: str  # the target's table in its mutation.toml (``[<section>]``)
     copy_dir: str  # the folder under the mutation root that is copied and mutated
     source_root: str = ""  # the mutation root under the resolved root ("" = the root)
     #: the ``python -m mutation run`` option that passes the spec (None: not passed)
     spec_option: str | None = None
-    #: the ``python -m mutation run`` option that passes the repository a spec is
-    #: resolved in (None: not passed)
-    repo_option: str | None = None
     peer: bool = False  # it has a peer suite (its own tests) to compare with
     #: ``ctxaudit audit`` runs the mutation audit for it (else only ``python -m mutation``)
     audited: bool = True
+    #: the file that configures it (mutation/config.py describes the format)
+    config: Path | None = None
+    #: the ``python -m mutation run`` help of :attr:`spec_option`
+    spec_help: str = "the version to mutate"
 
 
 @dataclass(frozen=True)
@@ -147,7 +186,13 @@ class Target(Protocol):
     #: tests under ``suites`` about the suite itself (release history), not one version
     suite_ignores: Sequence[str]
     findings_registry: str  # the file its known findings are registered in
+    #: the package with a fix module for each known finding (``ctxaudit.fixes``), or None
+    fixes_package: str | None
     mutation: MutationScope | None
+    #: the pytest options its suites take
+    pytest_options: Sequence[PytestOption]
+    #: the repository its specs are resolved in, where it has one
+    repo: RepoOption | None
     #: its suites leave out the regions of the findings named in CTXAUDIT_FINDINGS
     excludes_known: bool
     fix_audit: bool  # the fix audit (ctxaudit/fixes) applies to it
@@ -181,6 +226,11 @@ class Target(Protocol):
     def findings_check(self, target: Described, tmp: Path) -> FindingsCheck | None:
         """How to learn which known findings reproduce on ``target`` (None: it has no
         regression tests for them). ``tmp`` is a folder for the run's files."""
+        ...
+
+    def left_out(self, version: str) -> list[str]:
+        """The ids of the findings whose regions its suites leave out on ``version``
+        when ``CTXAUDIT_FINDINGS`` is unset (where :attr:`excludes_known`)."""
         ...
 
     def peer_suite(self, resolved: Resolved) -> Path | None:
@@ -229,8 +279,11 @@ class BaseTarget:
     properties: Mapping[str, str] = {}
     suites: Sequence[str] = ()
     suite_ignores: Sequence[str] = ()
-    findings_registry = "ctxaudit/findings.py"
+    findings_registry = ""
+    fixes_package: str | None = None
     mutation: MutationScope | None = None
+    pytest_options: Sequence[PytestOption] = ()
+    repo: RepoOption | None = None
     excludes_known = False
     fix_audit = False
     fixed_suites: Sequence[str] | None = None
@@ -255,6 +308,9 @@ class BaseTarget:
 
     def findings_check(self, target: Described, tmp: Path) -> FindingsCheck | None:
         return None
+
+    def left_out(self, version: str) -> list[str]:
+        return []
 
     def peer_suite(self, resolved: Resolved) -> Path | None:
         return None

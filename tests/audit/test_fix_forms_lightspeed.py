@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import fixes as fixlib
-from ctxaudit.fixes import ls_trees
+from ctxaudit import targets
 from ctxaudit.targets.lightspeed import tree as lstree
+from ctxaudit.targets.lightspeed.fixes import trees as ls_trees
 from tests.lightspeed.conftest import lightspeed_repo  # noqa: F401  (the fixture)
 
 A2A = "src/app/endpoints/a2a.py"
@@ -40,7 +41,7 @@ def test_a_tree_after_main_gets_mains_forms_where_its_text_is_mains(
     assert text.count(ARGS) == 1, "main's A2A build_agent call changed: update ARGS"
     a2a.write_text(text.replace(ARGS, TRACED))
 
-    every = fixlib.load_all()
+    every = targets.fixes()
     ls = {fid: fix for fid, fix in every.items() if fid.startswith("LS-")}
     with_edits = [
         fix

@@ -14,6 +14,6 @@ def _broken_start(self: Any) -> Any:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from ctxaudit.targets import gitreins_loop
+    from ctxaudit.targets.gitreins import loop as gitreins_loop
 
     gitreins_loop.LoopDriver.start = _broken_start  # type: ignore[method-assign]

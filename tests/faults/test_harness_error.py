@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import audit
-from ctxaudit.targets import lightspeed_target
 from ctxaudit.targets.base import FindingsCheck
 from ctxaudit.targets.lightspeed import runner
+from ctxaudit.targets.lightspeed import target as lightspeed_target
 from ctxaudit.targets.lightspeed.tree import repo_from, resolve
 
 FAULT = "-p tests.lightspeed.inenv.test_harness_errors"
@@ -69,7 +69,7 @@ def test_a_harness_error_on_a_real_tree_is_could_not_check(
         return FindingsCheck(made.paths, made.env, read)
 
     monkeypatch.setattr(lightspeed_target.TARGET, "findings_check", keeping_the_record)
-    (target,) = audit.parse_target(spec, repo)
+    (target,) = audit.parse_target(spec, {"lightspeed-stack": repo})
     report = audit.run_target(target, "ci", 0, tmp_path / "reports")
     unchecked = record["could_not_check"]
     assert record["reproducing"] == [] and isinstance(unchecked, dict), record

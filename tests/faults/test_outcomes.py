@@ -213,7 +213,7 @@ def test_a_case_child_that_loops_is_stopped_by_its_cpu_time_a_finding(
 ) -> None:
     """The verdict on a target that never answers does not depend on the machine's
     load: the kernel stops the child after CPU_LIMIT seconds of its own work."""
-    from ctxaudit.targets import gitreins_config as cfg
+    from ctxaudit.targets.gitreins import config as cfg
 
     monkeypatch.setattr(cfg, "CPU_LIMIT", 1)
     monkeypatch.setattr(cfg, "_work", _spin)
@@ -225,7 +225,7 @@ def test_a_case_child_that_loops_is_stopped_by_its_cpu_time_a_finding(
 def test_a_case_child_killed_from_outside_is_could_not_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ctxaudit.targets import gitreins_config as cfg
+    from ctxaudit.targets.gitreins import config as cfg
 
     monkeypatch.setattr(cfg, "_work", _die)
     with pytest.raises(CouldNotCheck, match="killed by SIGKILL from outside"):

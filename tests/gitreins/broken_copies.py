@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ctxaudit.targets.gitreins import resolve  # noqa: E402
+from ctxaudit.targets.gitreins.tree import resolve  # noqa: E402
 
 EC, EV = "engine/eval_cap.py", "engine/evaluator.py"
 # name: (property, file, exact text, replacement)

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ctxaudit.targets.gitreins import GitreinsModules, load, resolve
+from ctxaudit.targets.gitreins.tree import GitreinsModules, load, resolve
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ctxaudit.targets.gitreins import GitreinsModules
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.budget import Budget, Cap
 from model.config import Caps
 from tests.gitreins.test_budget_lockstep import T0, check_report, clock_at

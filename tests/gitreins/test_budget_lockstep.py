@@ -25,7 +25,7 @@ from hypothesis.stateful import (
 )
 
 from ctxaudit import stats
-from ctxaudit.targets.gitreins import GitreinsModules
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.budget import Budget, Cap
 from model.config import Caps
 

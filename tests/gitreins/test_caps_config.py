@@ -12,9 +12,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ctxaudit import findings
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_config import run_caps
+from ctxaudit.targets.gitreins import findings
+from ctxaudit.targets.gitreins.config import run_caps
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import ConfigError, parse_iterations, parse_legacy, parse_seconds, token_cap
 
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B6")]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_config import run_caps
+from ctxaudit.targets.gitreins.config import run_caps
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import parse_iterations, parse_legacy, parse_seconds, token_cap
 from tests.gitreins.test_caps_config import expected, same_cap
 

@@ -12,9 +12,9 @@ import math
 
 import pytest
 
-from ctxaudit import findings
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_config import run_case
+from ctxaudit.targets.gitreins import findings
+from ctxaudit.targets.gitreins.config import run_case
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import ConfigError, valve_ratio
 
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("V8")]

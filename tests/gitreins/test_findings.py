@@ -1,4 +1,4 @@
-"""Regression tests for the registered findings (ctxaudit/findings.py).
+"""Regression tests for the registered findings (ctxaudit/targets/gitreins/findings.py).
 
 Each asserts that its finding still reproduces on the target, so it fails
 when the target is fixed: then remove the finding from the registry. They
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxaudit import findings
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_config import run_caps, run_case
-from ctxaudit.targets.gitreins_loop import (
+from ctxaudit.targets.gitreins import findings
+from ctxaudit.targets.gitreins.config import run_caps, run_case
+from ctxaudit.targets.gitreins.loop import (
     Called,
     Finished,
     compactions,
@@ -20,6 +19,7 @@ from ctxaudit.targets.gitreins_loop import (
     is_compacted,
     replay,
 )
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import Caps
 from model.valve import Answer, Failure
 

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_loop import (
+from ctxaudit.targets.gitreins.loop import (
     Called,
     Finished,
     LoopDriver,
@@ -26,6 +25,7 @@ from ctxaudit.targets.gitreins_loop import (
     ended_verdict,
     is_compacted,
 )
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import Caps, ValveConfig
 from model.valve import Answer, Call, Ended, Failure, Valve
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxaudit import findings
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_loop import (
+from ctxaudit.targets.gitreins import findings
+from ctxaudit.targets.gitreins.loop import (
     Called,
     Finished,
     LoopDriver,
@@ -19,6 +18,7 @@ from ctxaudit.targets.gitreins_loop import (
     ended_verdict,
     is_compacted,
 )
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.budget import Cap
 from model.config import Caps, ValveConfig
 from model.valve import CONTEXT_WORDS, Answer, Call, Ended, Failure, Valve

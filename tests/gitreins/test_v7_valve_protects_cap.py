@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_loop import compactions, replay
+from ctxaudit.targets.gitreins.loop import compactions, replay
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import Caps
 from model.valve import Answer
 

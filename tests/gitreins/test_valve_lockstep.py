@@ -27,9 +27,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from ctxaudit import findings, stats
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_loop import (
+from ctxaudit import stats
+from ctxaudit.targets.gitreins import findings
+from ctxaudit.targets.gitreins.loop import (
     Called,
     Crashed,
     Finished,
@@ -40,6 +40,7 @@ from ctxaudit.targets.gitreins_loop import (
     is_compacted,
     progress_lists,
 )
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.budget import Cap
 from model.config import Caps, ValveConfig
 from model.valve import Answer, Call, Ended, Failure, Valve

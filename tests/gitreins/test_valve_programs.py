@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxaudit import findings
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_loop import (
+from ctxaudit.targets.gitreins import findings
+from ctxaudit.targets.gitreins.loop import (
     Called,
     Finished,
     LoopDriver,
@@ -20,6 +19,7 @@ from ctxaudit.targets.gitreins_loop import (
     progress_lists,
     replay,
 )
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import Caps, ValveConfig
 from model.valve import Answer, Call, Ended, Failure, Valve
 

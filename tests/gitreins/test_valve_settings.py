@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxaudit.targets.gitreins import GitreinsModules
-from ctxaudit.targets.gitreins_loop import Called, LoopDriver, is_compacted
+from ctxaudit.targets.gitreins.loop import Called, LoopDriver, is_compacted
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import Caps, ValveConfig
 from model.valve import Answer, Call, Valve
 

@@ -27,15 +27,14 @@ from typing import Any
 
 import pytest
 
-from ctxaudit import fixes as fixlib
 from ctxaudit import targets
 from ctxaudit.audit import _pytest
 from ctxaudit.fixaudit import fix_audit
 from ctxaudit.target_report import TargetReport, judge
 from ctxaudit.targets.base import Described, known_entry
 from ctxaudit.targets.lightspeed import findings as lsfindings
+from ctxaudit.targets.lightspeed.target import FINDINGS_TESTS, INENV
 from ctxaudit.targets.lightspeed.tree import REPO_ROOT
-from ctxaudit.targets.lightspeed_target import FINDINGS_TESTS, INENV
 
 KEPT_IN = "LS-HANGUP-TURN-LOST"
 #: a test that skips on main (not registered there): the "fully fixed" run, cheap
@@ -81,7 +80,7 @@ def test_a_failure_in_a_kept_region_is_attributed_to_its_fix(
 
     fix_audit(
         report, resolved.root, run, list(kind.suites), dict(kind.properties),
-        tmp_path / "out", fixes={KEPT_IN: fixlib.load_all()[KEPT_IN]},
+        tmp_path / "out", fixes={KEPT_IN: targets.fixes()[KEPT_IN]},
         version_name=kind.fix_version(resolved), leave_out=lambda ids: kind.copy_env(resolved, ids),
         fixed_suites=[NOTHING], left_out=left_out,
     )  # fmt: skip

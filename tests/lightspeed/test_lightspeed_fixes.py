@@ -21,10 +21,10 @@ import pytest
 from ctxaudit import fixes as fixlib
 from ctxaudit import targets
 from ctxaudit.audit import _pytest
-from ctxaudit.fixes import ls_trees
 from ctxaudit.targets.base import Described
 from ctxaudit.targets.lightspeed import findings as lsfindings
-from ctxaudit.targets.lightspeed_target import FINDINGS_TESTS
+from ctxaudit.targets.lightspeed.fixes import trees as ls_trees
+from ctxaudit.targets.lightspeed.target import FINDINGS_TESTS
 
 #: cheap: each shows on a short program, and its fix is a few lines
 CHEAP = ("LS-HANGUP-TURN-LOST", "LS-UNSTORED-NOT-COMPACTED")
@@ -32,7 +32,7 @@ CHEAP = ("LS-HANGUP-TURN-LOST", "LS-UNSTORED-NOT-COMPACTED")
 
 def test_every_lightspeed_finding_has_a_fix_or_a_reason() -> None:
     """Every finding has a fix module; each form names trees the registry names."""
-    fixes = fixlib.load_all()
+    fixes = targets.fixes()
     assert ls_trees.MAIN == lsfindings.MAIN
     assert ls_trees.RELEASE_06 == lsfindings.RELEASE_06
     assert ls_trees.RELEASE_07 == lsfindings.RELEASE_07
@@ -51,7 +51,7 @@ def test_cheap_fixes_verify_on_main(lightspeed_repo: Path, tmp_path: Path) -> No
     (target,) = kind.expand("lightspeed-stack@main", lightspeed_repo)
     resolved = kind.resolve(target.spec, lightspeed_repo)
     version = kind.fix_version(resolved)
-    fixes = [fixlib.load_all()[fid] for fid in CHEAP]
+    fixes = [targets.fixes()[fid] for fid in CHEAP]
     nodeids = [f"{FINDINGS_TESTS}::test_known_finding[{fid}]" for fid in CHEAP]
     env = kind.copy_env(resolved, list(CHEAP))
 

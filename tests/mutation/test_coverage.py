@@ -1,6 +1,6 @@
 """Branch coverage beside the mutation score counts what the suite reaches in its child
 processes too: a new interpreter (``subprocess``) and a fork that ends in ``os._exit``,
-as the gitreins config tests run gitreins (``ctxaudit/targets/gitreins_config.py``)."""
+as the gitreins config tests run gitreins (``ctxaudit/targets/gitreins/config.py``)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit import fixes as fixlib
+from ctxaudit import targets
 from ctxaudit.fixes import Edit, Fix, Form
 from mutation import orchestrate
 from mutation.engine import MutationError
@@ -58,7 +58,7 @@ def test_fix_that_does_not_apply_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken = Fix(V2, (Form("*", (Edit("engine/evaluator.py", "no such text\n", "x\n"),)),))
-    monkeypatch.setattr(fixlib, "load_all", lambda: {V2: broken})
+    monkeypatch.setattr(targets, "fixes", lambda: {V2: broken})
     with pytest.raises(MutationError, match="a fix does not apply.*no such text"):
         orchestrate.fixed_tree("gitreins", "", [V2], tmp_path / "tree")
 
@@ -67,7 +67,7 @@ def test_fix_without_a_form_for_the_version_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     elsewhere = Fix(V2, (Form("<0.1", (Edit("engine/evaluator.py", "a", "b"),)),))
-    monkeypatch.setattr(fixlib, "load_all", lambda: {V2: elsewhere})
+    monkeypatch.setattr(targets, "fixes", lambda: {V2: elsewhere})
     with pytest.raises(MutationError, match="no form with edits for gitreins 0.17.1"):
         orchestrate.fixed_tree("gitreins", "", [V2], tmp_path / "tree")
 

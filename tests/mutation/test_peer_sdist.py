@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit.targets import gitreins_sdist
-from ctxaudit.targets.gitreins import GitreinsTree, TargetError
+from ctxaudit.targets.gitreins import sdist as gitreins_sdist
+from ctxaudit.targets.gitreins.tree import GitreinsTree, TargetError
 
 
 def _sdist(version: str, with_tests: bool = True) -> bytes:

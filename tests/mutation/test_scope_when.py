@@ -104,7 +104,7 @@ def test_bad_when_or_function_list_is_a_config_error(tmp_path: Path) -> None:
 
 
 def _gitreins_plan(version: str) -> engine.Plan:
-    from ctxaudit.targets import gitreins
+    from ctxaudit.targets.gitreins import tree as gitreins
 
     if version != gitreins.PINNED and not (gitreins.CACHE / version / "engine").is_dir():
         pytest.skip(f"gitreins {version} is not in {gitreins.CACHE}")

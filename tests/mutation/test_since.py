@@ -12,7 +12,7 @@ import pytest
 
 from ctxaudit import cli
 from ctxaudit.since import SinceError, changed_functions
-from ctxaudit.targets.gitreins import resolve
+from ctxaudit.targets.gitreins.tree import resolve
 from mutation import _matches, engine
 from mutation.config import target_config
 
@@ -54,7 +54,7 @@ def test_changed_functions_since_rev(tree: Path) -> None:
          "    def _check_hard_caps")  # fmt: skip
     # a deleted line only, in EvalCap.record_tool_call
     edit(cap, "        Same lenient check as record_llm_call — allows going slightly over.\n", "")
-    # a change in a function out of the mutation scope (targets.toml leaves it out)
+    # a change in a function out of the mutation scope (its mutation.toml leaves it out)
     edit(cap, '        """Return remaining time budget in seconds.\n', '        """\n')
     # outside every function: not a function change
     cap.write_text(cap.read_text() + "\n# a trailing comment\n")

@@ -1,4 +1,4 @@
-"""Benchmark of the lightspeed-stack target, written to reports/lightspeed-benchmark.md.
+"""Benchmark of the lightspeed-stack target, written to reports/benchmarks/lightspeed-target.md.
 
     python -m ctxaudit.targets.lightspeed.bench --lightspeed-repo PATH [--target SPEC]
 
@@ -29,7 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lightspeed-repo", help="the repository (or $CTXAUDIT_LIGHTSPEED_REPO)")
     parser.add_argument("--target", default="lightspeed-stack@main")
     parser.add_argument("--requests", type=int, default=15)
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "reports")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO_ROOT / "reports" / "benchmarks",
+        help="report folder (default: reports/benchmarks)",
+    )
     args = parser.parse_args(argv)
     tree = resolve(args.target, repo_from(args.lightspeed_repo))
     env = lsenv.ensure_env(tree)
@@ -91,7 +96,7 @@ A warm uv cache makes a build take seconds; a cold one downloads about 1 GB.
 | the in-environment suite under `ci` (programs, lockstep, regressions) | {suite_cell} |
 """
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "lightspeed-benchmark.md"
+    path = args.out / "lightspeed-target.md"
     atomic.write_text(path, text)
     print(text)
     return 0

@@ -42,7 +42,8 @@ from packaging.version import InvalidVersion, Version
 NAME = "lightspeed-stack"
 REPO_ENV = "CTXAUDIT_LIGHTSPEED_REPO"
 REPO_OPTION = "--lightspeed-repo"
-REPO_ROOT = Path(__file__).resolve().parents[3]
+from ctxaudit.paths import REPO_ROOT
+
 QUERY = "src/app/endpoints/query.py"
 COMPACTION = "src/utils/conversation_compaction.py"
 _NO_COMPACTION = f"no {COMPACTION}; compaction came with LCORE-1572 on 2026-06-09"

@@ -9,7 +9,7 @@ OGX (a locked database) reaches the tree as the store's own error (the first for
 HTTPException alone; the mutation profile's examples showed it on the fully fixed main)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _MARKER = "    await _write_summary_marker(client, conversation_id, summary.summary_text)\n"
 _BLOCKED = (

@@ -23,7 +23,7 @@ from typing import Any
 import requests
 
 from ctxaudit.outcomes import CouldNotCheck
-from ctxaudit.targets.gitreins import GitreinsModules
+from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.config import Caps
 from model.valve import Answer, Failure
 

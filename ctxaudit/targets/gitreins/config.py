@@ -2,7 +2,7 @@
 a memory limit, so a target that blows up on a value is a finding, not a dead
 test run.
 
-    python -m ctxaudit.targets.gitreins_config ROOT CASE_JSON   (prints RESULT_JSON)
+    python -m ctxaudit.targets.gitreins.config ROOT CASE_JSON   (prints RESULT_JSON)
 
 A case sets ``evaluator.compaction_threshold`` to ``raw`` in
 ``.gitreins/config.yaml`` with ``max_input_tokens`` as the budget, then the
@@ -56,13 +56,13 @@ def _child_run(args: list[str]) -> tuple[Any, str | None]:
     The child is a fork of this process when it can be (no gitreins imported yet, or
     the one at ``args[0]``): a fork costs milliseconds where a new interpreter costs
     ~0.5 s, and it keeps whatever this process has switched on (a mutant under test).
-    Otherwise it is a new interpreter (``python -m ctxaudit.targets.gitreins_config``).
+    Otherwise it is a new interpreter (``python -m ctxaudit.targets.gitreins.config``).
     """
     if _can_fork(Path(args[0])):
         return _forked_run(args)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "ctxaudit.targets.gitreins_config", *args],
+            [sys.executable, "-m", "ctxaudit.targets.gitreins.config", *args],
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
@@ -194,8 +194,8 @@ def run_caps(root: Path, evaluator_sections: list[dict[str, Any]]) -> list[dict[
 def _caps_child(root: str, sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
     import tempfile
 
-    from ctxaudit.targets.gitreins import from_path, load
-    from ctxaudit.targets.gitreins_loop import ScriptedLLM
+    from ctxaudit.targets.gitreins.loop import ScriptedLLM
+    from ctxaudit.targets.gitreins.tree import from_path, load
 
     mods = load(from_path(Path(root)))
     out: list[dict[str, Any]] = []
@@ -229,8 +229,7 @@ def _caps_child(root: str, sections: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def _child(root: str, case: dict[str, Any]) -> ConfigResult:
-    from ctxaudit.targets.gitreins import from_path, load
-    from ctxaudit.targets.gitreins_loop import (
+    from ctxaudit.targets.gitreins.loop import (
         Called,
         Crashed,
         Finished,
@@ -238,6 +237,7 @@ def _child(root: str, case: dict[str, Any]) -> ConfigResult:
         ended_reason,
         is_compacted,
     )
+    from ctxaudit.targets.gitreins.tree import from_path, load
     from model.config import Caps
     from model.valve import Answer
 

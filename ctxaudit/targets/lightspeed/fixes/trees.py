@@ -1,7 +1,6 @@
 """The lightspeed-stack trees the ``ls_*`` fixes' forms name, as tags and commit
 prefixes: the same names ``ctxaudit/targets/lightspeed/findings.py`` registers its
-findings for (this package may not import ``ctxaudit.targets``; a test checks the two
-agree). Defines no fix."""
+findings for (a test checks the two agree). Defines no fix."""
 
 #: main's head in the repository copy of 2026-08-21
 MAIN = "cd1a0484"

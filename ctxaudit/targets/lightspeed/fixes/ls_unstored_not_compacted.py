@@ -4,7 +4,7 @@ eligible too, and a store=false compaction writes no summary marker (nothing of 
 unstored request is kept: the model's conversation does not change)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _PERSIST = (
     "                    await _persist_new_summary_chunk(\n"

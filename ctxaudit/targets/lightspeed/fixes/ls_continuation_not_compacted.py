@@ -5,7 +5,7 @@ previous_response_id (its explicit input already carries the conversation), so t
 is stored with its summary marker like any compacted turn."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _COMPACTED = (
     "        if compaction.compacted:\n"

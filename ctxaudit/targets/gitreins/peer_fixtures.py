@@ -14,8 +14,8 @@ what they expect, written for ctxaudit from how the tests use the fixtures:
   table :data:`CONSTRUCTS`. The tests replace the LLM's ``chat`` (or the HTTP layer) with
   a mock; an unmocked call goes to a closed local port and fails at once.
 
-The peer run loads it with ``-p ctxaudit.targets.gitreins_peer_fixtures``
-(``[gitreins.peer]`` in ``mutation/targets.toml``). A ``conftest.py`` the peer's tree does
+The peer run loads it with ``-p ctxaudit.targets.gitreins.peer_fixtures``
+(``[gitreins.peer]`` in its ``mutation.toml``). A ``conftest.py`` the peer's tree does
 ship wins: pytest prefers a conftest's fixture to a plugin's of the same name.
 
 Versions differ in their constructors, so the table is matched against the signature of

@@ -18,7 +18,7 @@ that such a request started is unknown to the next one), in the same shielded sc
 then lets the cancellation go on."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _STREAMING = "src/utils/agents/streaming.py"
 _RESPONSES = "src/app/endpoints/responses.py"

@@ -6,8 +6,8 @@ input and, once the agent's run completes, stores the turn against the original 
 (``ls_compacted_agent``)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.ls_compacted_agent import explicit_input, store_turn
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_07
 
 _A2A = "src/app/endpoints/a2a.py"
 _IMPORT = "from utils.conversation_compaction import apply_compaction_blocking\n"

@@ -6,11 +6,11 @@ The trees and their environments are :mod:`ctxaudit.targets.lightspeed` (``tree`
 suites run in the tree's own Python 3.12 environment (:meth:`suite_process`); its
 known findings are checked by running each one's fixed program
 (``tests/lightspeed/inenv/test_findings.py``). ``python -m mutation`` mutates it (its
-section in ``mutation/targets.toml``), in the tree's environment too; its lockstep leaves
+``mutation.toml``), in the tree's environment too; its lockstep leaves
 out the regions of the known findings that reproduce on the unmutated tree, as in the
 properties phase (the worker sets up the session's fixtures without a mutant).
 
-The fix audit (``ctxaudit/fixaudit.py``, fixes ``ctxaudit/fixes/ls_*.py``) runs on it
+The fix audit (``ctxaudit/fixaudit.py``, fixes in ``fixes/``) runs on it
 too: a fix's forms name trees by tag or commit prefix (:meth:`fix_version`); a fixed
 copy of a tree is run as that tree (its tag and commit, so the findings registered for
 it are checked) with exactly the given findings' regions left out
@@ -36,6 +36,8 @@ from ctxaudit.targets.base import (
     FindingsCheck,
     KnownFinding,
     MutationScope,
+    PytestOption,
+    RepoOption,
     Resolved,
     TargetError,
     known_entry,
@@ -70,13 +72,35 @@ class Lightspeed(BaseTarget):
     suites = (INENV,)
     suite_ignores = (f"{INENV}/test_history.py",)
     findings_registry = "ctxaudit/targets/lightspeed/findings.py"
-    #: its section in mutation/targets.toml (paths relative to the tree's src/)
+    fixes_package = "ctxaudit.targets.lightspeed.fixes"
+    #: its mutation.toml's paths are relative to the tree's src/
     mutation = MutationScope(
         "lightspeed-stack",
         ".",
         source_root="src",
         spec_option="--lightspeed",
-        repo_option="--lightspeed-repo",
+        config=Path(__file__).with_name("mutation.toml"),
+        spec_help="lightspeed-stack tree: lightspeed-stack==TAG, lightspeed-stack@REV or a "
+        "path (default: main of the repository)",
+    )
+    repo = RepoOption(
+        "--lightspeed-repo",
+        "CTXAUDIT_LIGHTSPEED_REPO",
+        "lightspeed-stack's git repository (a clone, a bundle or a working tree) that "
+        "lightspeed-stack specs are resolved in (default: $CTXAUDIT_LIGHTSPEED_REPO)",
+    )
+    pytest_options = (
+        PytestOption(
+            "--lightspeed-repo",
+            "lightspeed-stack's git repository (a clone, a bundle or a working tree); "
+            "also CTXAUDIT_LIGHTSPEED_REPO. Without it the lightspeed-stack tests skip.",
+            metavar="PATH",
+        ),
+        PytestOption(
+            "--lightspeed",
+            "the lightspeed-stack tree to test: lightspeed-stack==TAG, lightspeed-stack@REV "
+            "or a path to a working tree. Default: the repository's main.",
+        ),
     )
     spec_forms = "'lightspeed-stack==TAG', 'lightspeed-stack@REV', 'lightspeed-stack>=X'"
     fix_audit = True

@@ -8,8 +8,8 @@ the turn before returning it. The 0.7 line is 0.6's shape on OGX (the cast assig
 ``prompt`` first)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.ls_compacted_agent import explicit_input, store_turn
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _QUERY = "src/utils/agents/query.py"
 _RUN = "            run_result = await agent.run(prompt)\n"

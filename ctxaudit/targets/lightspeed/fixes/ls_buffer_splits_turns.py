@@ -4,7 +4,7 @@ summary, the rest sent verbatim). The fix keeps the last ``buffer_turns`` *turns
 turn starts at a message that is not the assistant's, after an assistant message."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _COMPACTION = "src/utils/compaction.py"
 _HELPER = (

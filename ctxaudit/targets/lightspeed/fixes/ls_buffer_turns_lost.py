@@ -10,7 +10,7 @@ settings (an operator's change between two folds) is misread, which is
 LS-MARKER-COVERAGE-UNRECORDED."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _FILE = "src/utils/conversation_compaction.py"
 

@@ -15,7 +15,7 @@ A local tree counts as the version it declares (pyproject.toml, PKG-INFO or a
 
 Errors are :class:`~ctxaudit.targets.base.TargetError` (one line), re-exported here.
 What gitreins is to the audit (its properties, suites, findings, mutation scope) is
-:mod:`ctxaudit.targets.gitreins_target`.
+:mod:`ctxaudit.targets.gitreins.target`.
 
 Only one gitreins can be imported in a process (its package is called
 ``engine``); :func:`load` refuses a second, different one. Each target version
@@ -42,7 +42,8 @@ from pathlib import Path
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
 
 PINNED = "0.17.1"
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from ctxaudit.paths import REPO_ROOT
+
 CACHE = Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache")) / "gitreins"
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*([abc]|rc|\.post|\.dev)?\d*$")
 _REQUIRED = ("engine/eval_cap.py", "engine/evaluator.py", "engine/llm.py")

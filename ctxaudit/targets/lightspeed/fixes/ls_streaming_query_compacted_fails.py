@@ -7,8 +7,8 @@ the original input (a failed write is logged: a stream ends normally, S7). 0.6 h
 same lines; its form imports the message from llama-stack instead of OGX."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_compacted_agent import explicit_input, store_turn
-from ctxaudit.fixes.ls_trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.ls_compacted_agent import explicit_input, store_turn
+from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
 
 _STREAMING = "src/utils/agents/streaming.py"
 _RUN = (

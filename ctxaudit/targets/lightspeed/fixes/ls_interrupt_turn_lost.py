@@ -8,7 +8,7 @@ callback's task in the guard and has the handler wait for it (shielded) before t
 stream ends, so the turn is stored whichever wins."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.fixes.ls_trees import RELEASE_06
+from ctxaudit.targets.lightspeed.fixes.trees import RELEASE_06
 
 _WAIT = (
     "        elif len(persist_guard) > 1:  # the interrupt callback is storing the turn\n"

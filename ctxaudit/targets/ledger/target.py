@@ -18,7 +18,7 @@ from pathlib import Path
 from ctxaudit.targets.base import BaseTarget, Described, MutationScope, Resolved, TargetError
 
 NAME = "ledger"
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from ctxaudit.paths import REPO_ROOT
 
 
 class Ledger(BaseTarget):
@@ -36,8 +36,13 @@ class Ledger(BaseTarget):
         "C1": "compaction trigger",
     }
     suites = ("tests/settlement",)
-    findings_registry = "ctxaudit/findings.py"
-    mutation = MutationScope("ledger", "ledger")
+    mutation = MutationScope(
+        "ledger",
+        "ledger",
+        spec_option="--ledger",
+        config=Path(__file__).with_name("mutation.toml"),
+        spec_help="a folder that holds a copy of ledger/ (default: this repository's)",
+    )
     spec_forms = "'ledger'"
 
     def expand(self, spec: str, repo: Path | None = None) -> list[Described]:

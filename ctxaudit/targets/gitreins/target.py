@@ -1,6 +1,6 @@
 """gitreins as a :class:`~ctxaudit.targets.base.Target`: the budget meter and the
 compaction valve (B1-B6, V1-V8). Finding and importing a tree is
-:mod:`ctxaudit.targets.gitreins`; its own tests are :mod:`ctxaudit.targets.gitreins_sdist`.
+:mod:`ctxaudit.targets.gitreins`; its own tests are :mod:`ctxaudit.targets.gitreins.sdist`.
 """
 
 from __future__ import annotations
@@ -12,17 +12,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxaudit.targets import gitreins
 from ctxaudit.targets.base import (
     BaseTarget,
     Described,
     FindingsCheck,
     KnownFinding,
     MutationScope,
+    PytestOption,
     Resolved,
     TargetError,
     known_entry,
 )
+from ctxaudit.targets.gitreins import tree as gitreins
 
 NAME = "gitreins"
 FINDINGS_TESTS = "tests/gitreins/test_findings.py"
@@ -48,8 +49,24 @@ class Gitreins(BaseTarget):
     }
     suites = ("tests/gitreins",)
     suite_ignores = ("tests/gitreins/test_history.py",)
-    findings_registry = "ctxaudit/findings.py"
-    mutation = MutationScope("gitreins", "engine", spec_option="--gitreins", peer=True)
+    findings_registry = "ctxaudit/targets/gitreins/findings.py"
+    fixes_package = "ctxaudit.targets.gitreins.fixes"
+    mutation = MutationScope(
+        "gitreins",
+        "engine",
+        spec_option="--gitreins",
+        peer=True,
+        config=Path(__file__).with_name("mutation.toml"),
+        spec_help="gitreins version or source tree",
+    )
+    pytest_options = (
+        PytestOption(
+            "--gitreins",
+            "gitreins target: a published version (0.14.0, gitreins==0.14.0) fetched into "
+            ".cache/, or a path to a source tree that has engine/. Default: the pinned version.",
+            resolves=True,
+        ),
+    )
     excludes_known = True
     fix_audit = True
     spec_forms = "'gitreins==X', 'gitreins>=X', a gitreins source tree"
@@ -91,7 +108,7 @@ class Gitreins(BaseTarget):
         return gitreins.load(resolved.tree or gitreins.resolve(resolved.spec))
 
     def findings(self) -> list[KnownFinding]:
-        from ctxaudit import findings as registry
+        from ctxaudit.targets.gitreins import findings as registry
 
         return [
             KnownFinding(f.id, f.prop, f.summary, f.region, f.repro)
@@ -102,7 +119,7 @@ class Gitreins(BaseTarget):
     def findings_check(self, target: Described, tmp: Path) -> FindingsCheck:
         """Every finding's regression test, with every known finding assumed: the ones
         that pass reproduce on this version."""
-        from ctxaudit import findings as registry
+        from ctxaudit.targets.gitreins import findings as registry
 
         versions = {f.id: f.versions for f in registry.FINDINGS}
 
@@ -118,9 +135,14 @@ class Gitreins(BaseTarget):
 
         return FindingsCheck([FINDINGS_TESTS], {"CTXAUDIT_FINDINGS": "all"}, read)
 
+    def left_out(self, version: str) -> list[str]:
+        from ctxaudit.targets.gitreins import findings as registry
+
+        return [f.id for f in registry.registered(NAME, version)]
+
     def peer_suite(self, resolved: Resolved) -> Path:
         """gitreins' own tests: the tree's, or its version's sdist (fetched, cached)."""
-        from ctxaudit.targets.gitreins_sdist import tests_root
+        from ctxaudit.targets.gitreins.sdist import tests_root
 
         return tests_root(resolved.tree or gitreins.resolve(resolved.spec))
 

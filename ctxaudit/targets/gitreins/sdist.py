@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from ctxaudit.targets.gitreins import CACHE, GitreinsTree, TargetError
+from ctxaudit.targets.gitreins.tree import CACHE, GitreinsTree, TargetError
 
 SDIST_CACHE = CACHE.parent / "gitreins-sdist"
 DEFAULT_INDEX = "https://pypi.org/simple"
