@@ -1,10 +1,13 @@
-"""Where the time of one ``ctxaudit audit`` run went: ``<out>/audit-time.md`` and ``.json``.
+"""Where the time of one ``ctxaudit audit`` run went: ``<out>/timing/audit-time.md``
+and ``.json``.
 
 The audit records the wall time of its two phases (the property suites, several
 target versions at once; then mutation, one version at a time on every core) and,
 per target version, the properties' time and the mutation run's time, mutants and
 mutants per second (read from its ``mutation.json``). Measured in the run itself, on
 whatever machine ran it; compare figures of one run with each other, not across runs.
+The command is shown without machine paths: a path in this checkout relative to it,
+any other absolute path as its option's name (``--out /x/y`` reads ``--out OUT``).
 """
 
 from __future__ import annotations
@@ -12,13 +15,42 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxaudit import atomic
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.templating import render
+
+#: the folder of a report folder that holds the timing reports
+FOLDER = "timing"
+
+#: an absolute path in a command line, alone or as an option's value, quoted or not
+_ABSOLUTE = re.compile(
+    r"""(?:(?P<opt>--[\w-]+)(?:=|\s+)|(?<=\s))"""
+    r"""(?P<value>'(?P<sq>/[^']*)'|"(?P<dq>/[^"]*)"|(?P<bare>/[^\s'"]*))"""
+)
+
+
+def shown_command(command: str) -> str:
+    """``command`` without machine paths: a path in this checkout relative to it, any
+    other absolute path as its option's name in capitals (``PATH`` when it has none)."""
+
+    def one(m: re.Match[str]) -> str:
+        quote = "'" if m["sq"] is not None else '"' if m["dq"] is not None else ""
+        path = Path(m["sq"] or m["dq"] or m["bare"])
+        if path.is_relative_to(REPO_ROOT):
+            shown = path.relative_to(REPO_ROOT).as_posix() or "."
+        elif m["opt"]:
+            shown = m["opt"].lstrip("-").upper().replace("-", "_")
+        else:
+            shown = "PATH"
+        return m[0][: m.start("value") - m.start()] + quote + shown + quote
+
+    return _ABSOLUTE.sub(one, command)
 
 
 @dataclass
@@ -56,6 +88,15 @@ class AuditTime:
     total_s: float = 0.0
     targets: dict[str, TargetTime] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.command = shown_command(self.command)
+
+    @property
+    def title(self) -> str:
+        """Which run this is: the target versions it audited and when it started."""
+        audited = ", ".join(self.targets) or "no target version"
+        return f"Time of the audit of {audited} ({self.started})"
+
     def target(self, label: str) -> TargetTime:
         return self.targets.setdefault(label, TargetTime(label))
 
@@ -75,12 +116,15 @@ class AuditTime:
             t.peer_s = sum(peer["timings"].get(k, 0.0) for k in ("baseline", "mutation"))
 
     def write(self, out_dir: Path) -> Path:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        """Write ``audit-time.md`` and ``.json`` to the timing folder of the report
+        folder ``out_dir``; returns the markdown's path."""
+        folder = out_dir / FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
         doc: dict[str, Any] = asdict(self)
         for label, t in self.targets.items():
             doc["targets"][label]["mutants_per_s"] = t.mutants_per_s
-        atomic.write_text(out_dir / "audit-time.json", json.dumps(doc, indent=1) + "\n")
-        md = out_dir / "audit-time.md"
+        atomic.write_text(folder / "audit-time.json", json.dumps(doc, indent=1) + "\n")
+        md = folder / "audit-time.md"
         atomic.write_text(md, self.markdown())
         return md
 

@@ -1,11 +1,12 @@
-"""audit-time.md: where the time of an audit run went."""
+"""timing/audit-time.md: where the time of an audit run went."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ctxaudit.timing import AuditTime
+from ctxaudit.paths import REPO_ROOT
+from ctxaudit.timing import AuditTime, shown_command
 
 
 def test_times_shares_and_rates(tmp_path: Path) -> None:
@@ -26,5 +27,22 @@ def test_times_shares_and_rates(tmp_path: Path) -> None:
     assert "| gitreins-0.17.1 | 170 s | – | 300 s | 75% | 40 | – | 2.00 | 12 s |" in md
     assert "| ledger-0.1.0 | 190 s | – | 100 s | 25% | – | – | – | – |" in md
     assert "**Total 9.8 min (590 s)**" in md
-    doc = json.loads((tmp_path / "audit-time.json").read_text())
+    assert md.startswith("# Time of the audit of gitreins-0.17.1, ledger-0.1.0 (")
+    doc = json.loads((tmp_path / "timing" / "audit-time.json").read_text())
     assert doc["targets"]["gitreins-0.17.1"]["mutants_per_s"] == 2.0
+
+
+def test_the_command_shows_no_machine_path() -> None:
+    """A path in the checkout is shown relative to it; any other absolute path as its
+    option's name, quoted or not; other arguments as they are."""
+    command = (
+        f"ctxaudit audit --target {REPO_ROOT}/.cache/gitreins/0.17.1 --out /tmp/audit3 "
+        "--lightspeed-repo=/srv/lightspeed.bundle --target 'lightspeed-stack>=0.6.0' "
+        "--out '/tmp/a b' /srv/x"
+    )
+    assert shown_command(command) == (
+        "ctxaudit audit --target .cache/gitreins/0.17.1 --out OUT "
+        "--lightspeed-repo=LIGHTSPEED_REPO --target 'lightspeed-stack>=0.6.0' "
+        "--out 'OUT' PATH"
+    )
+    assert AuditTime(command=command, profile="ci", jobs=1).command == shown_command(command)
