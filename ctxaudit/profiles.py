@@ -80,7 +80,7 @@ def service_search(name: str | None = None) -> dict[str, int]:
 
 #: seconds a profile may spend shrinking one failure (Hypothesis's own bound is 300 s).
 #: The gate's profile answers within 30 s on the shared 2-core machine
-#: (reports/failure-benchmark.md); a failure whose shrinking was cut short says that
+#: (reports/benchmarks/failure.md); a failure whose shrinking was cut short says that
 #: its example may not be minimal (ctxaudit/failure_output.py). The audit
 #: (``CTXAUDIT_RESULTS`` set) keeps Hypothesis's bound: its findings are the
 #: examples shrunk as far as they go, whatever the profile.

@@ -74,7 +74,7 @@ def reproducing(request: pytest.FixtureRequest) -> tuple[object, ...]:
 #: shrinking (ctxaudit/profiles.py SHRINK_SECONDS; not in the audit). A failing run
 #: also pays for the parent's start (~3 s), this interpreter's (~2 s) and the
 #: service's (~6 s) before its first example, all within the 30 s a developer waits
-#: (reports/failure-benchmark.md); a shrink example costs about 0.3 s.
+#: (reports/benchmarks/failure.md); a shrink example costs about 0.3 s.
 SHRINK_SECONDS = 10
 
 
