@@ -1,5 +1,5 @@
 """Benchmark of the gitreins suite: wall time, examples and steps per example
-under a profile, written to reports/gitreins-suite-benchmark.md.
+under a profile, written to reports/benchmarks/gitreins-suite.md.
 
     python -m ctxaudit.bench [--profile ci] [--gitreins SPEC]
 
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from ctxaudit import atomic
-from ctxaudit.targets.gitreins import REPO_ROOT
+from ctxaudit.paths import REPO_ROOT
 
 
 def calibrate() -> float:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="ci")
     parser.add_argument("--gitreins", default="")
     parser.add_argument(
-        "--out", type=Path, default=REPO_ROOT / "reports" / "gitreins-suite-benchmark.md"
+        "--out", type=Path, default=REPO_ROOT / "reports" / "benchmarks" / "gitreins-suite.md"
     )
     args = parser.parse_args(argv)
     unit = calibrate()
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         by_file[node.split("::")[0]] = by_file.get(node.split("::")[0], 0.0) + float(secs)
     summary = (proc.stdout.strip().splitlines() or ["?"])[-1].strip("= ")
     lines = [
-        "# gitreins suite: run time and size (issue 2)",
+        "# gitreins suite: run time and size",
         "",
         f"Profile `{args.profile}`, target `{args.gitreins or 'pinned'}`, "
         f"`python -m ctxaudit.bench` on {time.strftime('%Y-%m-%d')}. Shared 2-core machine; "
