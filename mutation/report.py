@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import sys
+import tempfile
 from collections import Counter
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -51,17 +53,27 @@ THRESHOLDS = {"high": 100, "low": 80}
 
 
 def shown_path(path: str) -> str:
-    """A path as a report shows it: relative to the repository when inside it (so a
-    committed report does not carry the machine's checkout path), else as it is."""
+    """A path as a report shows it, so a committed report carries no machine path:
+    relative to the repository when inside it; else from the place it is under, named:
+    ``<venv>`` (this interpreter's environment), ``$CTXAUDIT_CACHE`` (the cache, when
+    set outside the repository), ``<tmp>`` (the temporary folder), ``~`` (the home
+    folder); else as it is."""
     if not path:
         return path
     repo = Path(__file__).resolve().parents[1]
     p = Path(path).resolve()
     if p.is_relative_to(repo):
         return p.relative_to(repo).as_posix() or "."
-    prefix = sys.prefix
-    if str(p).startswith(prefix):
-        return "<venv>" + str(p)[len(prefix) :]
+    places = [
+        ("<venv>", sys.prefix),
+        ("$CTXAUDIT_CACHE", os.environ.get("CTXAUDIT_CACHE", "")),
+        ("<tmp>", tempfile.gettempdir()),
+        ("~", str(Path.home())),
+    ]
+    for name, place in places:
+        if place and p.is_relative_to(Path(place).resolve()):
+            rest = p.relative_to(Path(place).resolve()).as_posix()
+            return name if rest == "." else f"{name}/{rest}"
     return path
 
 
