@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
+from ctxaudit.paths import REPO_ROOT
+
 HOLDS, FAILS, COULD_NOT_CHECK, NOT_CHECKED = "holds", "fails", "could not check", "not checked"
 
 
@@ -66,7 +68,7 @@ def observing(what: str) -> Iterator[None]:
         raise CouldNotCheck(f"could not observe {what}: {type(exc).__name__}: {exc}") from exc
 
 
-from ctxaudit.paths import REPO_ROOT as _ROOT
+_ROOT = REPO_ROOT
 
 #: folders whose files are ctxaudit's own code (the ledger is a target: not listed)
 OURS = tuple(str(_ROOT / name) + os.sep for name in ("ctxaudit", "model", "mutation", "tests"))

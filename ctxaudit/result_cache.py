@@ -50,12 +50,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ctxaudit import atomic, targets
+from ctxaudit.digest import suite_digest, tree_digest
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.profiles import PROFILES
 from ctxaudit.target_report import TargetReport
 from ctxaudit.targets.base import Described
-from mutation import cache as verdict_cache
 
-CACHE_DIR = verdict_cache.REPO / ".cache" / "audit-results"
+CACHE_DIR = REPO_ROOT / ".cache" / "audit-results"
 #: folders under a target's root that are not part of the target
 SKIP = frozenset({".git", ".venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".hypothesis"})
 FORMAT = 1
@@ -190,7 +191,7 @@ def entry_path_error(rel: Any) -> str | None:
 
 def folder_digest(root: Path) -> str:
     """sha256 over the relative path and bytes of every file under ``root``."""
-    return verdict_cache.tree_digest([root], root, skip=SKIP)
+    return tree_digest([root], root, skip=SKIP)
 
 
 def target_digest(target: Described) -> str:
@@ -407,7 +408,7 @@ class StepCaches:
     @property
     def suite(self) -> str:
         if self._suite is None:
-            self._suite = verdict_cache.suite_digest()
+            self._suite = suite_digest()
         return self._suite
 
     def target(self, target: Described) -> str:

@@ -160,26 +160,26 @@ def _add_target_options(r: argparse.ArgumentParser) -> None:
             r.add_argument(t.repo.option, metavar="PATH", help=t.repo.help)
 
 
+def _dest(option: str) -> str:
+    return option.lstrip("-").replace("-", "_")
+
+
 def _target_spec(p: argparse.ArgumentParser, a: argparse.Namespace) -> str:
     """The spec of ``--target``'s version (its own option; "" for its default). An
     option of another target is a usage error; a repository option is passed on to the
     target through its environment variable (the worker reads it too)."""
     chosen = targets.get(a.target)
+    own = chosen.mutation.spec_option if chosen.mutation else None
+    own_repo = chosen.repo.option if chosen.repo else None
     for t in targets.mutated():
-        if t.name == a.target:
-            continue
-        scope = t.mutation
-        own = chosen.mutation.spec_option if chosen.mutation else None
-        if scope is not None and scope.spec_option and scope.spec_option != own:
-            if getattr(a, scope.spec_option.lstrip("-").replace("-", "_"), ""):
-                p.error(f"{scope.spec_option} is for --target {t.name}")
-        if t.repo is not None and (chosen.repo is None or chosen.repo.option != t.repo.option):
-            if getattr(a, t.repo.dest, None):
-                p.error(f"{t.repo.option} is for --target {t.name}")
+        spec_option = t.mutation.spec_option if t.mutation else None
+        if spec_option and spec_option != own and getattr(a, _dest(spec_option), ""):
+            p.error(f"{spec_option} is for --target {t.name}")
+        if t.repo is not None and t.repo.option != own_repo and getattr(a, t.repo.dest, None):
+            p.error(f"{t.repo.option} is for --target {t.name}")
     if chosen.repo is not None and getattr(a, chosen.repo.dest, None):
         os.environ[chosen.repo.env] = str(Path(getattr(a, chosen.repo.dest)).resolve())
-    option = chosen.mutation.spec_option if chosen.mutation else None
-    return str(getattr(a, option.lstrip("-").replace("-", "_"), "") or "") if option else ""
+    return str(getattr(a, _dest(own), "") or "") if own else ""
 
 
 def _main(argv: list[str] | None) -> int:

@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import atomic
+from ctxaudit.digest import suite_digest as suite_digest  # the verdicts' key
+from ctxaudit.digest import tree_digest
+from ctxaudit.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 CACHE_DIR = REPO / ".cache" / "mutation-verdicts"
-SUITE_PARTS = ("model", "tests", "mutation", "ctxaudit", "requirements.lock", "pyproject.toml")
-SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", "work"})
 #: the fields of a mutant that make up its verdict
 VERDICT_FIELDS = (
     "status",
@@ -65,28 +66,6 @@ ENTRY_FORMAT = 2
 #: are not verdicts and are never stored
 STORED_STATUSES = frozenset({"killed", "timeout", "crashed", "survived", "no-coverage", "flaky"})
 NOT_A_VERDICT = ("error", "pending")
-
-
-def tree_digest(paths: Iterable[Path], base: Path, skip: frozenset[str] = SKIP_DIRS) -> str:
-    """sha256 over the relative path and bytes of every file under ``paths`` (folders
-    named in ``skip`` left out)."""
-    h = hashlib.sha256()
-    files: list[Path] = []
-    for p in paths:
-        if p.is_file():
-            files.append(p)
-        elif p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames[:] = sorted(d for d in dirnames if d not in skip)
-                files += [Path(dirpath) / f for f in filenames if not f.endswith((".pyc", ".pyo"))]
-    for f in sorted(files, key=lambda f: f.relative_to(base).as_posix()):
-        rel = f.relative_to(base).as_posix()
-        h.update(rel.encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
-
-
-def suite_digest(repo: Path = REPO) -> str:
-    return tree_digest([repo / part for part in SUITE_PARTS], repo)
 
 
 def target_digest(root: Path, copy_dir: str) -> str:

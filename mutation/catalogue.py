@@ -71,11 +71,11 @@ from libcst.metadata import PositionProvider
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ctxaudit.properties import CATALOGUE
 from mutation.operators import KINDS, function_index, is_trampolinable
 
 HERE = Path(__file__).resolve().parent
 CATALOGUE_FILE = HERE / "catalogue.toml"
-_PROPERTY = re.compile(r"^(B[1-6]|V[1-8]|S[1-8]|C1)$")
 _REQUIRED = ("id", "target", "file", "function", "kind", "property", "before", "after")
 
 
@@ -160,7 +160,7 @@ def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
         seen.add(ident)
         if raw["kind"] not in KINDS:
             raise CatalogueError(f"catalogue entry {ident}: kind {raw['kind']!r} not in {KINDS}")
-        if not _PROPERTY.match(raw["property"]):
+        if raw["property"] not in CATALOGUE:
             raise CatalogueError(f"catalogue entry {ident}: unknown property {raw['property']!r}")
         if raw.get("versions"):
             try:

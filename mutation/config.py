@@ -36,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 ISOLATIONS = ("fork", "process")
+#: ctxaudit's pytest setup, given to every run of a target's suite (one that lives
+#: outside this repository has no conftest.py that loads it)
+SUITE_PLUGIN = ("-p", "ctxaudit.pytest_plugin")
 
 
 class ConfigError(Exception):
@@ -209,7 +212,7 @@ def load_targets(path: Path) -> dict[str, TargetConfig]:
                 name=name,
                 package=t["package"],
                 tests=tuple(t["tests"]),
-                pytest_args=tuple(t.get("pytest_args", ())),
+                pytest_args=(*SUITE_PLUGIN, *t.get("pytest_args", ())),
                 files=tuple((f["path"], tuple(f.get("functions", ["*"]))) for f in t["files"]),
                 exclude=tuple(
                     FunctionExclusion(

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ctxaudit.audit import PROPERTIES
+from ctxaudit.properties import CATALOGUE
 from ctxaudit.targets.gitreins import findings as gitreins_findings
 from ctxaudit.targets.lightspeed import findings as lightspeed_findings
 
@@ -41,6 +42,13 @@ def test_every_property_has_a_section() -> None:
         known |= set(PROP.findall(path.read_text()))
     assert sorted(known - set(SECTIONS)) == [], "properties missing from docs/properties.md"
     assert sorted(set(SECTIONS) - known) == [], "sections for properties nobody checks"
+    assert sorted(known) == sorted(CATALOGUE), "the catalogue and the checked properties differ"
+
+
+def test_each_section_is_headed_by_the_catalogues_name() -> None:
+    """``### <id> <name>``: the name is the catalogue's (ctxaudit/properties.py)."""
+    headings = dict(re.findall(r"^### (\w+) ([^\n]*)$", TEXT, re.M))
+    assert headings == {p.id: p.name for p in CATALOGUE.values()}
 
 
 @pytest.mark.parametrize("finding", gitreins_findings.FINDINGS, ids=lambda f: f.id)

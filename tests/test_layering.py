@@ -1,19 +1,21 @@
 """Imports run one way: each module of model/, ledger/, ctxaudit/ and mutation/ imports
 only modules of its own layer or of the layers below it (read from the source with ast,
-imports inside functions and under TYPE_CHECKING included).
+imports inside functions and under TYPE_CHECKING included), and no package code imports
+tests/.
 
-The layers, lowest first (the README's "How it fits together"):
+Between packages, lowest first: ``model`` (the oracle, pure Python), ``ledger`` (this
+project's implementation: it may use the model, nothing else), ``ctxaudit`` (the
+targets and the audit), ``mutation`` (the mutation runner: it asks ctxaudit's targets
+and foundations, never the audit; the audit runs it as a process). Inside ctxaudit, the
+layers are its folders and modules, lowest first:
 
-0. ``model``: the oracle, pure Python.
-1. ``ledger``: this project's implementation (it may use the model, nothing else).
-2. ctxaudit's foundations: data and helpers every layer above shares (report data,
-   the findings registry, profiles, templating, pytest plugins, the fix catalogue).
-3. ``ctxaudit.targets``: the adapters and the target registry.
-4. ``mutation``: the mutation runner (asks the targets; never the audit).
-5. what runs suites and mutation for the audit: the fix audit, ``--since``, benchmarks.
-6. ``ctxaudit.audit``: the audit of one target version.
-7. ``ctxaudit.matrix``: the reports over every version.
-8. the command line.
+2. foundations: data and helpers every layer above shares (report data, profiles,
+   templating, pytest plugins, the fix format, the property catalogue, digests);
+3. ``ctxaudit/targets/``: the target registry, and one folder per target;
+4. what runs suites for the audit: the fix audit, benchmarks;
+5. ``ctxaudit.audit``: the audit of one target version (and its step cache);
+6. ``ctxaudit/matrix/``: the reports over every version;
+7. the command line.
 
 A module no layer names fails the test: give it one here.
 """
@@ -32,45 +34,32 @@ PACKAGES = ("model", "ledger", "ctxaudit", "mutation")
 LAYERS: dict[str, int] = {
     "model": 0,
     "ledger": 1,
-    "ctxaudit": 2,  # the package itself (empty __init__)
-    "ctxaudit.suite": 2,
-    "ctxaudit.profiles": 2,
-    "ctxaudit.templating": 2,
-    "ctxaudit.stats": 2,
-    "ctxaudit.pytest_results": 2,
-    "ctxaudit.pytest_outcomes": 2,
-    "ctxaudit.outcomes": 2,
-    "ctxaudit.atomic": 2,
-    "ctxaudit.procs": 2,
-    "ctxaudit.replay": 2,
-    "ctxaudit.failure_output": 2,
-    "ctxaudit.targets.gitreins.findings": 2,
-    "ctxaudit.target_report": 2,
-    "ctxaudit.timing": 2,
-    "ctxaudit.fixes": 2,
+    "ctxaudit": 2,  # foundations: every module of ctxaudit/ not named below
     "ctxaudit.targets": 3,
-    "mutation": 4,
-    "ctxaudit.fixaudit": 5,
-    "ctxaudit.since": 5,
-    "ctxaudit.bench": 5,
-    "ctxaudit.failure_bench": 5,
-    "ctxaudit.audit": 6,
-    "ctxaudit.result_cache": 6,  # the audit's step cache
-    "ctxaudit.matrix": 7,
-    "ctxaudit.cli": 8,
-    "ctxaudit.__main__": 8,
+    "ctxaudit.pytest_plugin": 3,  # the suites' pytest setup: the registry's options
+    "ctxaudit.fixaudit": 4,
+    "ctxaudit.bench": 4,
+    "ctxaudit.failure_bench": 4,
+    "ctxaudit.audit": 5,
+    "ctxaudit.result_cache": 5,  # the audit's step cache
+    "ctxaudit.matrix": 6,
+    "ctxaudit.cli": 7,
+    "ctxaudit.__main__": 7,
+    "mutation": 8,
 }
 NAMES = {
     0: "model",
     1: "ledger",
     2: "ctxaudit foundations",
     3: "ctxaudit.targets",
-    4: "mutation",
-    5: "fix audit / --since / benchmarks",
-    6: "ctxaudit.audit",
-    7: "ctxaudit.matrix",
-    8: "command line",
+    4: "fix audit / benchmarks",
+    5: "ctxaudit.audit",
+    6: "ctxaudit.matrix",
+    7: "command line",
+    8: "mutation",
 }
+#: package -> the highest layer of the packages below it that its modules may import
+CEILING = {"mutation": 3}
 
 
 def module_name(path: Path) -> str:
@@ -116,7 +105,7 @@ def imports(module: str, source: str, is_package: bool) -> list[tuple[int, str]]
             found.append((node.lineno, base))
             # `from pkg import sub` imports the submodule pkg.sub where there is one
             found += [(node.lineno, f"{base}.{a.name}") for a in node.names]
-    return [(line, m) for line, m in found if m.split(".")[0] in PACKAGES]
+    return [(line, m) for line, m in found if m.split(".")[0] in (*PACKAGES, "tests")]
 
 
 def violations(module: str, source: str, known: set[str], is_package: bool) -> list[str]:
@@ -124,7 +113,11 @@ def violations(module: str, source: str, known: set[str], is_package: bool) -> l
     mine = layer(module)
     assert mine is not None, f"{module}: no layer in tests/test_layering.py LAYERS; give it one"
     out = []
+    ceiling = CEILING.get(module.split(".")[0], mine)
     for line, imported in imports(module, source, is_package):
+        if imported.split(".")[0] == "tests":
+            out.append(f"{module}:{line} imports {imported} (package code never imports tests/)")
+            continue
         if imported not in known:  # an attribute (`from x import name`), not a module
             continue
         theirs = layer(imported)
@@ -133,6 +126,11 @@ def violations(module: str, source: str, known: set[str], is_package: bool) -> l
             out.append(
                 f"{module}:{line} imports {imported} "
                 f"({NAMES[mine]} may not import {NAMES[theirs]}, a layer above it)"
+            )
+        elif ceiling < theirs < mine:
+            out.append(
+                f"{module}:{line} imports {imported} "
+                f"({NAMES[mine]} may import ctxaudit's layers up to {NAMES[ceiling]} only)"
             )
     return out
 
@@ -158,23 +156,18 @@ def test_imports_run_one_way() -> None:
         ("model.budget", "from ctxaudit.targets import gitreins", True),
         ("ledger.store", "import mutation.engine", True),
         ("ledger.store", "from model import config", False),
-        ("ctxaudit.targets.gitreins", "def f():\n    from ctxaudit import audit", True),
-        ("ctxaudit.targets.gitreins", "from mutation import engine", True),
-        (
-            "ctxaudit.targets.gitreins.target",
-            "from ctxaudit.targets.gitreins import findings",
-            False,
-        ),
-        ("mutation.engine", "from ctxaudit.since import selection", True),
+        ("ctxaudit.targets.gitreins.target", "def f():\n    from ctxaudit import audit", True),
+        ("ctxaudit.targets.gitreins.target", "from mutation import engine", True),
+        ("ctxaudit.targets.gitreins.target", "from .findings import FINDINGS", False),
+        ("ctxaudit.atomic", "from ctxaudit.targets import get", True),
+        ("ctxaudit.cli", "from mutation.since import changed_for", True),
+        ("ctxaudit.audit", "import mutation", True),
         ("mutation.engine", "from ctxaudit.fixaudit import fix_audit", True),
         ("mutation.engine", "from ctxaudit.matrix import model", True),
         ("mutation.engine", "from ctxaudit import cli", True),
         ("mutation.engine", "from ctxaudit.targets import get", False),
-        (
-            "ctxaudit.targets.gitreins.findings",
-            "from ctxaudit.targets.gitreins.tree import resolve",
-            True,
-        ),
+        ("mutation.since", "from ctxaudit.since import Changed", False),
+        ("ctxaudit.failure_bench", "from tests.gitreins import broken_copies", True),
         ("ctxaudit.audit", "from ctxaudit.matrix import model", True),
         ("ctxaudit.matrix.model", "from ctxaudit.audit import PROPERTIES", False),
         ("ctxaudit.targets.lightspeed.env", "from . import tree", False),

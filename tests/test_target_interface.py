@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import audit, targets
-from ctxaudit.targets.base import BaseTarget, Described, MutationScope, Resolved, Target
+from ctxaudit.targets.base import BaseTarget, Described, Resolved, Target
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,7 +170,10 @@ def test_the_mutation_scope_is_data() -> None:
     scope = targets.get("gitreins").mutation
     assert scope is not None and scope.config is not None
     assert (scope.section, scope.copy_dir, scope.spec_option, scope.peer) == (
-        "gitreins", "engine", "--gitreins", True
+        "gitreins",
+        "engine",
+        "--gitreins",
+        True,
     )
     assert scope.config.parent == ROOT / "ctxaudit/targets/gitreins"
     ls = targets.get("lightspeed-stack").mutation

@@ -19,6 +19,10 @@ API (what the audit, the CLI and ``mutation/`` use)::
     t.peer_suite(r)                      # a folder with the target's own tests/, or None
     targets.parse("gitreins>=0.16.0")    # the audit's --target: [Described, ...]
 
+A harness can also ship its own target as a package that declares it under the
+``ctxaudit.targets`` entry-point group (``[project.entry-points."ctxaudit.targets"]``,
+``name = "module:attribute"``): installed, it is registered after the built-in ones.
+
 Entries are imported when first asked for, so importing this package (which every
 ``ctxaudit.targets.*`` module does, in lightspeed-stack's own environment too) stays
 cheap.
@@ -42,6 +46,22 @@ _REGISTERED: dict[str, str] = {
     "lightspeed-stack": "ctxaudit.targets.lightspeed.target:TARGET",
 }
 _loaded: dict[str, Target] = {}
+#: the entry-point group a harness's own package registers its target under
+ENTRY_POINT_GROUP = "ctxaudit.targets"
+_plugins_read = False
+
+
+def _read_plugins() -> None:
+    """Register the installed packages' targets (``ctxaudit.targets`` entry points),
+    once; a built-in name is never replaced by one."""
+    global _plugins_read
+    if _plugins_read:
+        return
+    _plugins_read = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        _REGISTERED.setdefault(ep.name, ep.value)
 
 
 def register(target: Target | str, name: str | None = None) -> None:
@@ -65,6 +85,7 @@ def unregister(name: str) -> None:
 
 def names() -> list[str]:
     """The registered targets' names, in registration (report) order."""
+    _read_plugins()
     return list(_REGISTERED)
 
 
@@ -80,6 +101,7 @@ def get(name: str) -> Target:
     (its ``mutation.toml``), ``copy_dir``, the ``--<name>`` option, whether it has a
     peer suite), ``get(name).peer_suite(resolved)`` the folder with its own tests.
     """
+    _read_plugins()
     if name not in _loaded:
         where = _REGISTERED.get(name)
         if where is None:

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import cli
-from ctxaudit.since import SinceError, changed_functions
+from ctxaudit.since import SinceError
 from ctxaudit.targets.gitreins.tree import resolve
 from mutation import _matches, engine
 from mutation.config import target_config
+from mutation.since import changed_functions
 
 
 def git(cwd: Path, *args: str) -> None:

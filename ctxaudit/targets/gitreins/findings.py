@@ -298,7 +298,7 @@ FINDINGS: list[Finding] = [
         scope="failure",
         repro="tests/gitreins/test_findings.py::test_gr_v6_status_ignored_for_keywords",
     ),
-    # B6. Minimal fix (ctxaudit/targets/gitreins/fixes/gr_b6_fractional_tokens.py): engine/eval_cap.py's
+    # B6. Minimal fix (fixes/gr_b6_fractional_tokens.py): engine/eval_cap.py's
     # _parse_tokens (0.17.1 line 259) and _parse_slash_tokens check the value in Decimal and
     # raise ValueError naming a `key` argument, which each caller passes (max_input_tokens,
     # max_output_tokens, GITREINS_MAX_*_TOKENS, cap).

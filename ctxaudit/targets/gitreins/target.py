@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxaudit.properties import applying
 from ctxaudit.targets.base import (
     BaseTarget,
     Described,
@@ -31,22 +32,7 @@ FINDINGS_TESTS = "tests/gitreins/test_findings.py"
 
 class Gitreins(BaseTarget):
     name = NAME
-    properties = {
-        "B1": "metering",
-        "B2": "input/output cap at >=",
-        "B3": "iteration cap checked before the call",
-        "B4": "time cap",
-        "B5": "context reset",
-        "B6": "cap configuration",
-        "V1": "when the valve fires",
-        "V2": "never when unlimited or idle",
-        "V3": "what compaction does",
-        "V4": "progress survives",
-        "V5": "at most three",
-        "V6": "context errors",
-        "V7": "the valve protects the cap",
-        "V8": "bad configuration",
-    }
+    properties = applying("B1", "B2", "B3", "B4", "B5", "B6", *(f"V{n}" for n in range(1, 9)))
     suites = ("tests/gitreins",)
     suite_ignores = ("tests/gitreins/test_history.py",)
     findings_registry = "ctxaudit/targets/gitreins/findings.py"

@@ -39,10 +39,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
 
 PINNED = "0.17.1"
-from ctxaudit.paths import REPO_ROOT
 
 CACHE = Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache")) / "gitreins"
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*([abc]|rc|\.post|\.dev)?\d*$")

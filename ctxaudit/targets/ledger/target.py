@@ -15,26 +15,28 @@ import tomllib
 import types
 from pathlib import Path
 
+from ctxaudit.paths import REPO_ROOT
+from ctxaudit.properties import applying
 from ctxaudit.targets.base import BaseTarget, Described, MutationScope, Resolved, TargetError
 
 NAME = "ledger"
-from ctxaudit.paths import REPO_ROOT
 
 
 class Ledger(BaseTarget):
     name = NAME
-    properties = {
-        "S1": "whose turn",
-        "S2": "what is stored",
-        "S3": "once",
-        "S4": "hand-over",
-        "S5": "nothing slips through",
-        "S6": "the conversation",
-        "S7": "failed writes",
-        "S8": "one writer",
-        "S9": "compaction is invisible (blocking paths)",
-        "C1": "compaction trigger",
-    }
+    properties = applying(
+        "S1",
+        "S2",
+        "S3",
+        "S4",
+        "S5",
+        "S6",
+        "S7",
+        "S8",
+        "S9",
+        "C1",
+        notes={"S9": "blocking paths"},
+    )
     suites = ("tests/settlement",)
     mutation = MutationScope(
         "ledger",

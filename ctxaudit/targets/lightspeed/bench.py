@@ -19,9 +19,10 @@ import sys
 from pathlib import Path
 
 from ctxaudit import atomic
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.lightspeed import env as lsenv
 from ctxaudit.targets.lightspeed import runner
-from ctxaudit.targets.lightspeed.tree import REPO_ROOT, repo_from, resolve
+from ctxaudit.targets.lightspeed.tree import repo_from, resolve
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,9 +31,9 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.lightspeed.tree import (
     NAME,
-    REPO_ROOT,
     LightspeedTree,
     TargetError,
     cache_root,

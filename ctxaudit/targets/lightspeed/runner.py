@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctxaudit.outcomes import CouldNotCheck
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.lightspeed import env as lsenv
-from ctxaudit.targets.lightspeed.tree import REPO_ROOT, LightspeedTree
+from ctxaudit.targets.lightspeed.tree import LightspeedTree
 
 INENV = "tests/lightspeed/inenv"
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxaudit.properties import applying
 from ctxaudit.targets.base import (
     BaseTarget,
     Described,
@@ -54,21 +55,30 @@ REPRODUCTION_ENV = "CTXAUDIT_LIGHTSPEED_REPRODUCTION"
 #: the findings whose regions the in-environment lockstep leaves out (``none``: none)
 LEAVE_OUT_ENV = "CTXAUDIT_LIGHTSPEED_LEAVE_OUT"
 
+#: why the owner properties do not apply to its trees
+OWNER = "needs an owner: not in these trees"
+
 
 class Lightspeed(BaseTarget):
     name = NAME
-    properties = {
-        "S1": "whose turn",
-        "S2": "what is stored",
-        "S3": "once",
-        "S4": "hand-over (needs an owner: not in these trees)",
-        "S5": "nothing slips through (needs an owner: not in these trees)",
-        "S6": "the conversation",
-        "S7": "failed writes (the tree's own writes, failed through the OGX client)",
-        "S8": "one writer (needs an owner: not in these trees)",
-        "S9": "compaction is invisible",
-        "C1": "compaction trigger",
-    }
+    properties = applying(
+        "S1",
+        "S2",
+        "S3",
+        "S4",
+        "S5",
+        "S6",
+        "S7",
+        "S8",
+        "S9",
+        "C1",
+        notes={
+            "S4": OWNER,
+            "S5": OWNER,
+            "S7": "the tree's own writes, failed through the OGX client",
+            "S8": OWNER,
+        },
+    )
     suites = (INENV,)
     suite_ignores = (f"{INENV}/test_history.py",)
     findings_registry = "ctxaudit/targets/lightspeed/findings.py"

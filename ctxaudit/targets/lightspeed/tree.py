@@ -39,10 +39,11 @@ from typing import Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ctxaudit.paths import REPO_ROOT
+
 NAME = "lightspeed-stack"
 REPO_ENV = "CTXAUDIT_LIGHTSPEED_REPO"
 REPO_OPTION = "--lightspeed-repo"
-from ctxaudit.paths import REPO_ROOT
 
 QUERY = "src/app/endpoints/query.py"
 COMPACTION = "src/utils/conversation_compaction.py"
