@@ -18,6 +18,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from ctxaudit import targets
 from ctxaudit.audit import PROPERTIES
 from ctxaudit.outcomes import COULD_NOT_CHECK as COULD_NOT_CHECK  # re-exported
 from ctxaudit.outcomes import FAILS as FAILS
@@ -44,7 +45,6 @@ MTE_TO_STATUS = {
     "NoCoverage": "no-coverage",
     "Ignored": "equivalent",
 }
-TARGET_ORDER = ("gitreins",)  # then any other target alphabetically, ledger last
 
 
 class MatrixError(ValueError):
@@ -288,12 +288,11 @@ class Matrix:
 
 
 def version_key(target: str, version: str) -> tuple[int, str, int, Version, str]:
-    """Sort key: gitreins first, ledger last, other targets between (by name); within
-    a target PEP 440 order, then versions that are not PEP 440 (``git-<sha>``) by text."""
-    if target in TARGET_ORDER:
-        rank = TARGET_ORDER.index(target)
-    else:
-        rank = len(TARGET_ORDER) + (1 if target == "ledger" else 0)
+    """Sort key: the registered targets in registration order, then targets the registry
+    does not know (by name); within a target PEP 440 order, then versions that are not
+    PEP 440 (``git-<sha>``) by text."""
+    order = targets.names()
+    rank = order.index(target) if target in order else len(order)
     try:
         return (rank, target, 0, Version(version), "")
     except InvalidVersion:

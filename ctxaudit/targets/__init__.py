@@ -39,11 +39,12 @@ from ctxaudit.targets.base import Described, RepoOption, Target, TargetError
 
 __all__ = ["Described", "Target", "TargetError", "get", "names", "parse", "register"]
 
-#: name -> "module:attribute" of its Target, in report order. One line per target.
+#: name -> "module:attribute" of its Target, in report order (this project's own ledger
+#: last). One line per target.
 _REGISTERED: dict[str, str] = {
     "gitreins": "ctxaudit.targets.gitreins.target:TARGET",
-    "ledger": "ctxaudit.targets.ledger.target:TARGET",
     "lightspeed-stack": "ctxaudit.targets.lightspeed.target:TARGET",
+    "ledger": "ctxaudit.targets.ledger.target:TARGET",
 }
 _loaded: dict[str, Target] = {}
 #: the entry-point group a harness's own package registers its target under
