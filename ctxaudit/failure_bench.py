@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import atomic
-from ctxaudit.bench import calibrate
 from ctxaudit.paths import REPO_ROOT
+from ctxaudit.timing import calibrate
 
 #: the columns a suite run in a child interpreter adds (lightspeed-stack)
 CHILD_COLUMNS = [

@@ -135,3 +135,16 @@ class AuditTime:
 
     def markdown(self) -> str:
         return render("audit-time.md.j2", t=self)
+
+
+def calibrate() -> float:
+    """Seconds for a fixed pure-Python workload (best of three): the unit benchmarks
+    state their figures in, so that runs on a loaded and a quiet machine compare."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range(2_000_000):
+            total += i % 7
+        best = min(best, time.perf_counter() - started)
+    return best

@@ -38,7 +38,6 @@ LAYERS: dict[str, int] = {
     "ctxaudit.targets": 3,
     "ctxaudit.pytest_plugin": 3,  # the suites' pytest setup: the registry's options
     "ctxaudit.fixaudit": 4,
-    "ctxaudit.bench": 4,
     "ctxaudit.failure_bench": 4,
     "ctxaudit.audit": 5,
     "ctxaudit.result_cache": 5,  # the audit's step cache

@@ -1,7 +1,7 @@
 """Benchmark of the gitreins suite: wall time, examples and steps per example
 under a profile, written to reports/benchmarks/gitreins-suite.md.
 
-    python -m ctxaudit.bench [--profile ci] [--gitreins SPEC]
+    python -m ctxaudit.targets.gitreins.bench [--profile ci] [--gitreins SPEC]
 
 Times are given with a calibration figure measured in the same run (a fixed
 pure-Python workload), so runs on a noisy or different machine compare as
@@ -22,22 +22,11 @@ from pathlib import Path
 
 from ctxaudit import atomic
 from ctxaudit.paths import REPO_ROOT
-
-
-def calibrate() -> float:
-    """Seconds for a fixed workload (best of three)."""
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        total = 0
-        for i in range(2_000_000):
-            total += i % 7
-        best = min(best, time.perf_counter() - started)
-    return best
+from ctxaudit.timing import calibrate
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ctxaudit.bench")
+    parser = argparse.ArgumentParser(prog="python -m ctxaudit.targets.gitreins.bench")
     parser.add_argument("--profile", default="ci")
     parser.add_argument("--gitreins", default="")
     parser.add_argument(
@@ -67,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         "# gitreins suite: run time and size",
         "",
         f"Profile `{args.profile}`, target `{args.gitreins or 'pinned'}`, "
-        f"`python -m ctxaudit.bench` on {time.strftime('%Y-%m-%d')}. Shared 2-core machine; "
+        f"`python -m ctxaudit.targets.gitreins.bench` on {time.strftime('%Y-%m-%d')}. "
+        "Shared 2-core machine; "
         f"calibration unit (fixed pure-Python workload, same run): {unit:.3f} s.",
         "",
         f"Result: {summary}. Wall time {wall:.1f} s = {wall / unit:.0f} calibration units.",

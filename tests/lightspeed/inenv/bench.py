@@ -17,8 +17,8 @@ import time
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from ctxaudit.bench import calibrate
 from ctxaudit.targets.lightspeed.fake_llm import Reply
+from ctxaudit.timing import calibrate
 from tests.lightspeed.inenv import programs, service
 from tests.lightspeed.inenv.test_lockstep import LightspeedMachine
 
