@@ -1,4 +1,4 @@
-"""Build one broken target for the failure benchmark (``ctxaudit/failure_bench.py``).
+"""Build one broken target for the failure benchmark (``tests/failure_bench.py``).
 
     .venv/bin/python -m tests.broken_target gitreins|ledger|lightspeed NAME DEST
 

@@ -38,7 +38,6 @@ LAYERS: dict[str, int] = {
     "ctxaudit.targets": 3,
     "ctxaudit.pytest_plugin": 3,  # the suites' pytest setup: the registry's options
     "ctxaudit.fixaudit": 4,
-    "ctxaudit.failure_bench": 4,
     "ctxaudit.audit": 5,
     "ctxaudit.result_cache": 5,  # the audit's step cache
     "ctxaudit.matrix": 6,
@@ -166,7 +165,7 @@ def test_imports_run_one_way() -> None:
         ("mutation.engine", "from ctxaudit import cli", True),
         ("mutation.engine", "from ctxaudit.targets import get", False),
         ("mutation.since", "from ctxaudit.since import Changed", False),
-        ("ctxaudit.failure_bench", "from tests.gitreins import broken_copies", True),
+        ("ctxaudit.audit", "from tests.gitreins import broken_copies", True),
         ("ctxaudit.audit", "from ctxaudit.matrix import model", True),
         ("ctxaudit.matrix.model", "from ctxaudit.audit import PROPERTIES", False),
         ("ctxaudit.targets.lightspeed.env", "from . import tree", False),

@@ -1,6 +1,6 @@
 """The seed recheck (pass 3) on a toy target: a kill that depends on Hypothesis' seed is
 reported as seed-dependent and fails the gate; kills by a test that does not use the seed,
-or under every seed, are robust. A fixture of the check (issue 10, part 1)."""
+or under every seed, are robust. A fixture of the check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``ctxaudit audit --target PATH --since REV`` (issue 10, part 3): the functions in scope
+"""``ctxaudit audit --target PATH --since REV``: the functions in scope
 that changed since REV, and the mutants that selection runs."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ directory, so ``import ledger`` finds the patched copy first (the script
 checks that it does). A mutant is *killed* when pytest fails. The unpatched
 copy runs first and must pass.
 
-These are the changes section 3 of docs/properties.md / issue 3 require the suite to catch;
+These are the changes section 3 of docs/properties.md requires the suite to catch;
 the mutation engineer's catalogue (``mutation/``) is separate.
 """
 

@@ -5,7 +5,7 @@ always says ``has_more: false``. Past 20 items compaction estimates and folds th
 page only. The tree cannot page through a longer conversation on that server; asking
 for more than the 100 items the API documents would rely on the server not checking
 it. The 0.7 line moved to OGX 1.0.2, which pages: the fix is the server, a dependency.
-Found on the fully fixed 0.6.1 (issue 11: the whole input space on the fixed tree), where
+Found on the fully fixed 0.6.1 (the whole input space checked on the fixed tree), where
 LS-QUERY-COMPACTED-FAILS' region no longer hid it."""
 
 from ctxaudit.fixes import Fix, Form

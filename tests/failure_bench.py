@@ -1,7 +1,7 @@
 """Failure benchmark: how long a developer waits for a failing check's verdict,
 and how many lines it prints, on known broken targets.
 
-    .venv/bin/python -m ctxaudit.failure_bench [--only SUBSTRING] [--suite NAME]
+    .venv/bin/python -m tests.failure_bench [--only SUBSTRING] [--suite NAME]
                                                [--profile ci] [--out reports/benchmarks/failure.md]
 
 Each case is (suite, broken target, command): the benchmark builds the broken
@@ -245,7 +245,7 @@ def render(
     lines = [
         "# Failure benchmark: time to a verdict and lines on one screen",
         "",
-        f"`python -m ctxaudit.failure_bench` on {date or time.strftime('%Y-%m-%d %H:%M')}, profile "
+        f"`python -m tests.failure_bench` on {date or time.strftime('%Y-%m-%d %H:%M')}, profile "
         f"`{profile}` (the default), default output options, one case after another in one "
         f"run ({took / 60:.1f} min). Shared 2-core machine (load average {load:.1f} at the "
         f"end); calibration unit (a fixed pure-Python workload, same run): {unit:.3f} s.",
@@ -309,7 +309,7 @@ def render(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ctxaudit.failure_bench")
+    parser = argparse.ArgumentParser(prog="python -m tests.failure_bench")
     parser.add_argument("--only", default="", help="cases whose broken target contains this")
     parser.add_argument("--suite", default="", help="cases whose suite name contains this")
     parser.add_argument("--profile", default="ci", help="Hypothesis profile (default: ci)")
