@@ -128,7 +128,10 @@ def shown(text: str, tmp: Path, options: list[str]) -> str:
         name, _, value = option.partition("=")
         if value.startswith("/"):
             text = text.replace(value, f"<{name.lstrip('-')}>")
-    return text.replace(str(REPO_ROOT), "<repo>")
+    text = text.replace(str(REPO_ROOT), "<repo>")
+    for prefix, name in ((sys.prefix, "<venv>"), (sys.base_prefix, "<python>")):
+        text = text.replace(prefix, name)
+    return text
 
 
 VALVE = ("tests/gitreins/test_valve_lockstep.py::test_valve_lockstep",)

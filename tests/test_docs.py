@@ -145,3 +145,27 @@ def test_nothing_points_outside_the_repository() -> None:
                 if OUTSIDE.search(line):
                     hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
     assert hits == [], "point to docs/properties.md instead:\n" + "\n".join(hits)
+
+
+#: an absolute path of the machine a report was written on
+MACHINE_PATH = re.compile(r"(?<![\w<.~-])/(?:root|home|work|tmp|Users|srv|var)/")
+
+
+def test_no_committed_report_or_document_holds_a_machine_path() -> None:
+    """Reports and documents name places relative to the checkout (or by a placeholder
+    such as ``<tmp>``, ``<venv>``): a path of the machine they were written on is
+    meaningless anywhere else."""
+    import subprocess
+
+    listed = subprocess.run(
+        ["git", "ls-files", "reports", "docs", "*.md"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    found = [
+        f"{name}: {m.group(0)!r}"
+        for name in listed
+        if (ROOT / name).is_file() and name.endswith((".md", ".json", ".html", ".svg", ".txt"))
+        for m in [MACHINE_PATH.search((ROOT / name).read_text(errors="replace"))]
+        if m
+    ]
+    assert found == [], "\n".join(found)
