@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import atomic, targets
+from ctxaudit import atomic, replay, targets
 from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.target_report import Finding as Finding  # re-exported
 from ctxaudit.target_report import TargetReport, heading, judge
@@ -217,8 +217,7 @@ def run_fix_audit(
     def run(
         tree: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]
     ) -> list[dict[str, Any]]:
-        env = {**env, "CTXAUDIT_REPLAY": json.dumps(replays)}
-        env["PYTEST_ADDOPTS"] = "-p ctxaudit.replay"
+        env = {**env, **replay.environ(replays)}
         seed = int(env.pop("CTXAUDIT_SEED")) if "CTXAUDIT_SEED" in env else report.seed
         fixed = Target(target.kind, tree, target.version, target.repo)
         return _pytest(fixed, paths, report.profile, seed, env)[1]
@@ -271,8 +270,7 @@ def run_attribute(
     def run(
         tree: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]
     ) -> list[dict[str, Any]]:
-        env = {**env, "CTXAUDIT_REPLAY": json.dumps(replays)}
-        env["PYTEST_ADDOPTS"] = "-p ctxaudit.replay"
+        env = {**env, **replay.environ(replays)}
         copy = Target(target.kind, tree, target.version, target.repo)
         return _pytest(copy, paths, profile, seed, env)[1]
 

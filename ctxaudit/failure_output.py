@@ -12,7 +12,8 @@ Registered by ``tests/conftest.py``. For a test that Hypothesis ran, it
   which runs that example alone: no search, no shrinking).
   ``--failure-format=pytest`` prints pytest's own report instead;
 - ``--replay=BLOB`` replays the example a blob encodes (what
-  ``@reproduce_failure`` does, without editing the test);
+  ``@reproduce_failure`` does, without editing the test): :func:`register` installs
+  ``ctxaudit.replay``, which also replays the examples ``CTXAUDIT_REPLAY`` names;
 - with ``CTXAUDIT_FAILURE_STATS=PATH``, writes each Hypothesis test's phase
   times (time to find a failure, time to shrink it) to PATH as JSON, with those
   of child sessions a test hands over (:func:`add_stats`).
@@ -29,13 +30,12 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxaudit import atomic
+from ctxaudit import atomic, replay
 
 #: the most frames of the project's own code a report shows
 MAX_FRAMES = 6
@@ -63,13 +63,7 @@ def addoption(parser: pytest.Parser) -> None:
         help="how a Hypothesis failure is printed: short (default: where, the message, the "
         "shrunk program, the replay command) or pytest's full traceback",
     )
-    group.addoption(
-        "--replay",
-        default="",
-        metavar="BLOB",
-        help="replay the one example a failure printed (the blob in its replay command): "
-        "no search, no shrinking",
-    )
+    replay.addoption(group)
 
 
 # ── the failing example's log only ─────────────────────────────────────────
@@ -116,34 +110,6 @@ def _track_examples() -> None:
     _patched = True
 
 
-# ── replay ────────────────────────────────────────────────────────────────
-
-
-@contextmanager
-def _replaying(item: pytest.Item, blob: str) -> Iterator[None]:
-    """Make the item's Hypothesis test replay ``blob``: a @given test through its
-    own attribute, a state machine through RuleBasedStateMachine (which
-    run_state_machine_as_test reads from the machine class)."""
-    import hypothesis
-    from hypothesis.stateful import RuleBasedStateMachine
-
-    attr = "_hypothesis_internal_use_reproduce_failure"
-    value = (hypothesis.__version__, blob)
-    fn = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
-    given = getattr(fn, "hypothesis", None) is not None  # a @given test (a machine's is not)
-    owner: Any = fn if given else RuleBasedStateMachine
-    had = attr in vars(owner)
-    saved = vars(owner).get(attr)
-    setattr(owner, attr, value)
-    try:
-        yield
-    finally:
-        if had:
-            setattr(owner, attr, saved)
-        else:
-            delattr(owner, attr)
-
-
 # ── the plugin ────────────────────────────────────────────────────────────
 
 
@@ -153,7 +119,7 @@ class FailureOutput:
         self.short = config.getoption("--failure-format") == "short" and not os.environ.get(
             "CTXAUDIT_RESULTS"
         )
-        self.replay = config.getoption("--replay")
+        self.replayed = config.getoption("--replay")
         if self.short and hasattr(config.option, "force_short_summary"):
             # on CI pytest repeats a failure's whole message in the short summary;
             # the report above is the message, so the summary keeps one line
@@ -185,11 +151,7 @@ class FailureOutput:
                 outer(stats)
 
         with collector.with_value(note):  # type: ignore[arg-type]
-            if self.replay:
-                with _replaying(item, self.replay):
-                    yield
-            else:
-                yield
+            yield
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after Hypothesis's
     def pytest_runtest_makereport(
@@ -204,7 +166,7 @@ class FailureOutput:
         if not (self.short and report.failed and call.when == "call" and call.excinfo):
             return
         printed: list[str] = []
-        if self.replay:  # a replayed example's program is printed, not attached as a note
+        if self.replayed:  # a replayed example's program is printed, not attached as a note
             printed = [
                 b
                 for n, b in report.sections
@@ -243,6 +205,7 @@ def register(config: pytest.Config, target_options: list[str]) -> None:
     target version, and a replay command repeats those given."""
     config.stash[_TARGET_OPTIONS_KEY] = list(target_options)
     config.pluginmanager.register(FailureOutput(config), "ctxaudit-failure-output")
+    replay.install(config)
 
 
 def _phase_times(nodeid: str, stats: dict[str, Any], failed: bool) -> dict[str, Any]:
@@ -289,7 +252,6 @@ def _cut_log(name: str, body: str) -> tuple[str, str]:
 
 # ── the short report ──────────────────────────────────────────────────────
 
-_BLOB_RE = re.compile(r"@reproduce_failure\('([^']+)', b'([^']+)'\)")
 _CUT_NOTES = ("Explanation:", "    These lines were", "        /")
 
 
@@ -350,9 +312,9 @@ def _one_failure(
     skipping = False
     for note in notes:
         for line in note.splitlines():
-            m = _BLOB_RE.search(line)
-            if m:
-                blob = m.group(2)
+            found = replay.parse_blob(line)
+            if found:
+                blob = replay.blob_text(found[1])
                 continue
             if line.startswith("Explanation:"):
                 skipping = True

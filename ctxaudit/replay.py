@@ -1,11 +1,25 @@
-"""pytest plugin used by the fix audit: replay one shrunk Hypothesis example per test.
+"""Replay one shrunk Hypothesis example: the one mechanism behind ``--replay=BLOB`` and
+``CTXAUDIT_REPLAY``.
 
-``CTXAUDIT_REPLAY`` is a JSON object ``{nodeid: [hypothesis_version, blob]}`` (the
-``@reproduce_failure`` a report printed). Each named test runs exactly that example,
-as if decorated with ``@reproduce_failure``: it fails with the original error when the
-example still fails, and with ``DidNotReproduce`` ("completed successfully") when it
-now passes. Stateful tests (``run_state_machine_as_test``) get the blob through their
-machine class.
+A replay is asked for in one of two ways, both read when pytest is configured:
+
+- ``--replay=BLOB`` (the command a failure report prints, ``bin/ctxaudit test NODEID
+  --replay=BLOB``): every test the session runs replays that example, under the
+  running Hypothesis version;
+- ``CTXAUDIT_REPLAY``, a JSON object ``{nodeid: [hypothesis_version, blob]}`` (the
+  ``@reproduce_failure`` a report printed; :func:`environ` writes it): each named test
+  replays its own example. The fix audit's runs and ``ctxaudit attribute`` set it.
+
+:func:`install` (called by ``ctxaudit.failure_output.register``, which ctxaudit's
+pytest setup, ``ctxaudit/pytest_plugin.py``, calls in every suite run) registers the
+:class:`Replay` plugin when either is set;
+nothing of Hypothesis is touched otherwise. A replayed test runs exactly that example,
+as if decorated with ``@reproduce_failure`` (:func:`replaying`): it fails with the
+original error when the example still fails, and with ``DidNotReproduce`` ("completed
+successfully") when it now passes. A ``@given`` test gets the example through its own
+attribute; a state machine (``run_state_machine_as_test``, a machine's ``TestCase``)
+through ``RuleBasedStateMachine``, whose attribute Hypothesis reads from the machine
+class. Both are set for the test's call only, and restored after it.
 
 One difference from a bare ``@reproduce_failure``, so a replay on a fixed tree says
 what it seems to say: each replayed test records, as the user property ``replay``, how
@@ -25,52 +39,161 @@ import ast
 import json
 import os
 import re
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import core, stateful
-from hypothesis.internal.conjecture.data import ConjectureData
 
-_BLOB_RE = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*'|b\"[^\"]*\")\)")
-_current: tuple[str, bytes] | None = None
-_original = stateful.get_state_machine_test
-_decode = core.decode_failure
-_for_choices = ConjectureData.for_choices.__func__  # type: ignore[attr-defined]
-_decoded: dict[int, int] = {}  # id(decoded choices) -> their count
-_runs: list[tuple[int, ConjectureData]] = []  # (choice count, data) of this test's replay
+#: the environment variable of a replay by node id
+ENV = "CTXAUDIT_REPLAY"
+#: the ``@reproduce_failure('VERSION', b'BLOB')`` Hypothesis prints: its version and the
+#: blob's bytes literal
+BLOB_RE = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*'|b\"[^\"]*\")\)")
+_ATTR = "_hypothesis_internal_use_reproduce_failure"
+_PLUGIN = "ctxaudit-replay"
+
+
+@dataclass(frozen=True)
+class Example:
+    """One shrunk example: the Hypothesis version that printed it, and its blob."""
+
+    version: str
+    blob: bytes
+
+
+@dataclass
+class _Draws:
+    """The (choice count, data) of each run of a decoded example, in order."""
+
+    runs: list[tuple[int, Any]] = field(default_factory=list)
 
 
 def parse_blob(reproduction: str) -> tuple[str, str] | None:
     """(version, blob literal) of the first ``@reproduce_failure`` in a report's text."""
-    m = _BLOB_RE.search(reproduction)
+    m = BLOB_RE.search(reproduction)
     return (m.group(1), m.group(2)) if m else None
 
 
-def _replays() -> dict[str, tuple[str, bytes]]:
-    raw = json.loads(os.environ.get("CTXAUDIT_REPLAY") or "{}")
-    return {k: (v[0], ast.literal_eval(v[1])) for k, v in raw.items()}
+def blob_text(literal: str) -> str:
+    """The blob of a bytes literal (``b'AXic'`` -> ``AXic``), as ``--replay`` takes it."""
+    value = ast.literal_eval(literal)
+    return value.decode("ascii") if isinstance(value, bytes) else str(value)
 
 
-def _machine_test(factory: Any, *args: Any, **kwargs: Any) -> Any:
-    if _current is not None:
-        factory._hypothesis_internal_use_reproduce_failure = _current
-    return _original(factory, *args, **kwargs)
+def environ(replays: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """The environment that asks a pytest run with ctxaudit's pytest setup to replay
+    these examples: ``{nodeid: [hypothesis_version, blob literal]}``."""
+    return {ENV: json.dumps({k: list(v) for k, v in replays.items()})}
 
 
-def _decode_seen(blob: bytes) -> Any:
-    choices = list(_decode(blob))
-    _decoded[id(choices)] = len(choices)
-    return choices
+def _from_environ() -> dict[str, Example]:
+    raw = json.loads(os.environ.get(ENV) or "{}")
+    return {k: Example(v[0], ast.literal_eval(v[1])) for k, v in raw.items()}
 
 
-def _for_choices_seen(cls: Any, choices: Any, **kwargs: Any) -> Any:
-    data = _for_choices(cls, choices, **kwargs)
-    if id(choices) in _decoded:
-        _runs.append((_decoded.pop(id(choices)), data))
-    return data
+def addoption(group: Any) -> None:
+    """``--replay=BLOB`` in the option group of ``ctxaudit.failure_output``."""
+    group.addoption(
+        "--replay",
+        default="",
+        metavar="BLOB",
+        help="replay the one example a failure printed (the blob in its replay command): "
+        "no search, no shrinking",
+    )
 
 
-stateful.get_state_machine_test = _machine_test  # type: ignore[assignment]
+def install(config: pytest.Config) -> None:
+    """Register the :class:`Replay` plugin when a replay is asked for (``--replay``, or
+    ``CTXAUDIT_REPLAY``); once per session."""
+    if config.pluginmanager.has_plugin(_PLUGIN):
+        return
+    given = config.getoption("--replay", default="") or ""
+    by_nodeid = _from_environ()
+    if not given and not by_nodeid:
+        return
+    import hypothesis
+
+    every = Example(hypothesis.__version__, given.encode("ascii")) if given else None
+    config.pluginmanager.register(Replay(every, by_nodeid), _PLUGIN)
+
+
+class Replay:
+    """pytest plugin: each test a replay is asked for runs that example alone, and
+    records how the replay drew it (the user property ``replay``)."""
+
+    def __init__(self, every: Example | None, by_nodeid: dict[str, Example]) -> None:
+        self.every = every
+        self.by_nodeid = by_nodeid
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        example = self.by_nodeid.get(item.nodeid) or self.every
+        if example is None:
+            yield
+            return
+        with replaying(item, example) as draws:
+            yield
+        item.user_properties.append(("replay", record(draws.runs)))
+
+
+@contextmanager
+def replaying(item: pytest.Item, example: Example) -> Iterator[_Draws]:
+    """Make the item's Hypothesis test replay ``example`` while it runs: a ``@given``
+    test through its own attribute, a state machine through ``RuleBasedStateMachine``
+    (which ``run_state_machine_as_test`` reads from the machine class). Yields the
+    draws the replay made (:func:`record`)."""
+    from hypothesis.stateful import RuleBasedStateMachine
+
+    obj = getattr(item, "obj", None)
+    fn = getattr(obj, "__func__", obj)  # a method's function: a bound method takes no attribute
+    given = getattr(fn, "hypothesis", None) is not None  # a @given test (a machine's is not)
+    owner: Any = fn if given else RuleBasedStateMachine
+    had = _ATTR in vars(owner)
+    saved = vars(owner).get(_ATTR)
+    setattr(owner, _ATTR, (example.version, example.blob))
+    try:
+        with _counting_draws() as draws:
+            yield draws
+    finally:
+        if had:
+            setattr(owner, _ATTR, saved)
+        else:
+            delattr(owner, _ATTR)
+
+
+@contextmanager
+def _counting_draws() -> Iterator[_Draws]:
+    """While it lasts, note each decoded example's choice count and the data a run
+    drew it into (Hypothesis' ``decode_failure`` and ``ConjectureData.for_choices``,
+    wrapped; restored after)."""
+    from hypothesis import core
+    from hypothesis.internal.conjecture.data import ConjectureData
+
+    draws = _Draws()
+    decode = core.decode_failure
+    for_choices = ConjectureData.for_choices.__func__  # type: ignore[attr-defined]
+    decoded: dict[int, int] = {}  # id(decoded choices) -> their count
+
+    def decode_seen(blob: bytes) -> Any:
+        choices = list(decode(blob))
+        decoded[id(choices)] = len(choices)
+        return choices
+
+    def for_choices_seen(cls: Any, /, choices: Any, **kwargs: Any) -> Any:
+        data = for_choices(cls, choices, **kwargs)
+        if id(choices) in decoded:
+            draws.runs.append((decoded.pop(id(choices)), data))
+        return data
+
+    core.decode_failure = decode_seen
+    ConjectureData.for_choices = classmethod(for_choices_seen)  # type: ignore[method-assign,assignment]
+    try:
+        yield draws
+    finally:
+        core.decode_failure = decode
+        ConjectureData.for_choices = classmethod(for_choices)  # type: ignore[method-assign,assignment]
 
 
 def ran_through(test: dict[str, Any]) -> bool:
@@ -103,25 +226,3 @@ def record(runs: list[tuple[int, Any]]) -> dict[str, Any]:
         "drawn": int(getattr(data, "index", 0)),
         "misaligned_at": None if misaligned is None else int(misaligned[0]),
     }
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
-    global _current
-    blob = _replays().get(item.nodeid)
-    _current = blob
-    inner = getattr(item, "obj", None)
-    if blob is not None and inner is not None and hasattr(inner, "hypothesis"):
-        inner._hypothesis_internal_use_reproduce_failure = blob
-    if blob is not None:
-        _runs.clear()
-        core.decode_failure = _decode_seen  # type: ignore[assignment]
-        ConjectureData.for_choices = classmethod(_for_choices_seen)  # type: ignore[method-assign,assignment]
-    try:
-        yield
-    finally:
-        _current = None
-        if blob is not None:
-            core.decode_failure = _decode  # type: ignore[assignment]
-            ConjectureData.for_choices = classmethod(_for_choices)  # type: ignore[method-assign,assignment]
-            item.user_properties.append(("replay", record(_runs)))

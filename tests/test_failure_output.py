@@ -195,3 +195,63 @@ def test_a_bound_on_shrinking_is_said(project: Path) -> None:
     assert code == 1, out
     assert "this example may not be minimal" in out
     assert "five minutes" not in out
+
+
+def _replayed_by_environment(project: Path, nodeid: str, out: str) -> tuple[int, str, dict]:
+    """Replay the example ``out`` printed through ``CTXAUDIT_REPLAY`` (what the fix
+    audit sets), the results written as the audit reads them."""
+    import hypothesis
+
+    from ctxaudit import replay
+
+    (blob,) = [w.split("=", 1)[1] for w in replay_args(out) if w.startswith("--replay=")]
+    results = project / "results.json"
+    env = replay.environ({nodeid: [hypothesis.__version__, f"b'{blob}'"]})
+    env["CTXAUDIT_RESULTS"] = str(results)
+    code, again = run(project, nodeid.split("::")[0], "-p", "ctxaudit.pytest_results", env=env)
+    (test,) = [t for t in json.loads(results.read_text())["tests"] if t["when"] == "call"]
+    return code, again, test
+
+
+def test_the_environment_replays_a_machine_as_replay_does(project: Path) -> None:
+    """``CTXAUDIT_REPLAY`` and ``--replay`` are one mechanism (ctxaudit/replay.py): the
+    example a report printed, named by node id, runs alone, and the replay records that
+    it drew every choice of the example as recorded."""
+    (project / "test_machine.py").write_text(MACHINE)
+    code, out = run(project, "test_machine.py")
+    assert code == 1, out
+    examples = project / "examples.txt"
+    examples.unlink()
+    code, again, test = _replayed_by_environment(
+        project, "test_machine.py::TestMachine::runTest", out
+    )
+    assert code == 1 and "P1: the model allows at most 5, the target took 6" in again, again
+    assert examples.read_text().splitlines() == ["example"]  # that example alone
+    rec = test["replay"]
+    assert rec["choices"] is not None and rec["drawn"] == rec["choices"], rec
+    assert rec["misaligned_at"] is None
+
+
+def test_the_environment_replays_a_given_test(project: Path) -> None:
+    (project / "test_given.py").write_text(GIVEN)
+    code, out = run(project, "test_given.py")
+    assert code == 1, out
+    code, again, test = _replayed_by_environment(project, "test_given.py::test_sum", out)
+    assert code == 1, again
+    assert test["outcome"] == "failed" and "P2: the model caps the sum" in test["longrepr"]
+    rec = test["replay"]  # the example was decoded and drawn as recorded
+    assert rec["choices"] is not None and rec["drawn"] == rec["choices"], rec
+    assert rec["misaligned_at"] is None
+
+
+def test_importing_the_replay_changes_nothing_in_hypothesis() -> None:
+    """The replay is installed when one is asked for, never by importing its module."""
+    code = (
+        "from hypothesis import core, stateful\n"
+        "before = (stateful.get_state_machine_test, core.decode_failure)\n"
+        "import ctxaudit.replay, ctxaudit.failure_output, ctxaudit.fixaudit\n"
+        "assert before == (stateful.get_state_machine_test, core.decode_failure)\n"
+        "assert not hasattr(stateful.RuleBasedStateMachine,"
+        " '_hypothesis_internal_use_reproduce_failure')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)

@@ -17,7 +17,6 @@ it is marked slow.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -27,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from ctxaudit import targets
+from ctxaudit import replay, targets
 from ctxaudit.audit import _pytest
 from ctxaudit.fixaudit import fix_audit
 from ctxaudit.target_report import TargetReport, judge
@@ -70,11 +69,7 @@ def test_a_failure_in_a_kept_region_is_attributed_to_its_fix(
     def run(
         copy: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]
     ) -> list[dict[str, Any]]:  # as ctxaudit.audit.run_fix_audit's
-        env = {
-            **env,
-            "CTXAUDIT_REPLAY": json.dumps(replays),
-            "PYTEST_ADDOPTS": "-p ctxaudit.replay",
-        }
+        env = {**env, **replay.environ(replays)}
         as_tree = Described(kind.name, copy, target.version, lightspeed_repo)
         return _pytest(as_tree, paths, "ci", seed, env)[1]
 
