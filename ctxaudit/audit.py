@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from ctxaudit.target_report import Finding as Finding  # re-exported
 from ctxaudit.target_report import TargetReport, heading, judge
 from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
 from ctxaudit.targets.base import Described as Target  # re-exported: one target version
+from ctxaudit.targets.base import MutationScope
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
 from ctxaudit.templating import render
 
@@ -212,7 +213,7 @@ def run_fix_audit(
 ) -> None:
     """The fix audit (``ctxaudit/fixaudit.py``): each fix verified, every property on
     the fully fixed tree, each failure attributed. Each pytest run is its own process."""
-    from ctxaudit.fixaudit import fix_audit
+    from ctxaudit.fixaudit import FixAuditOptions, fix_audit
 
     def run(
         tree: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]
@@ -224,43 +225,53 @@ def run_fix_audit(
 
     kind = targets.get(target.kind)
     resolved = kind.resolve(target.spec, target.repo)
-    out = out_root / target.label
-    fix_audit(
-        report, resolved.root, run, list(kind.suites), dict(kind.properties), out, ticker,
+    options = FixAuditOptions(
+        list(kind.suites), dict(kind.properties), out_root / target.label, ticker,
         seeds=fixed_seeds, version_name=kind.fix_version(resolved),
         leave_out=lambda ids: kind.copy_env(resolved, ids), fixed_suites=kind.fixed_suites,
     )  # fmt: skip
+    fix_audit(report, resolved.root, run, options)
 
 
-def run_attribute(
-    spec: str,
-    fix_id: str,
-    test: str,
-    blob: str | None,
-    profile: str,
-    seed: int | None,
-    repos: Mapping[str, Path | None] | None = None,
-) -> int:
+@dataclass(frozen=True)
+class AttributeRequest:
+    """``ctxaudit attribute``'s arguments: ``spec`` names one version of a target with a
+    fix audit, as the report's command does (the target's ``attribute_args``), resolved
+    in its repository (``repos``) where it has one; ``fix`` the finding whose fix is
+    tried; ``test`` the failing test's node id and ``blob`` its example (the bytes
+    literal of its ``@reproduce_failure``; None: a plain rerun); ``profile`` and
+    ``seed`` the runs'."""
+
+    spec: str
+    fix: str
+    test: str
+    blob: str | None = None
+    profile: str = "ci"
+    seed: int | None = None
+    repos: Mapping[str, Path | None] | None = None
+
+
+def run_attribute(request: AttributeRequest) -> int:
     """``ctxaudit attribute``: rerun one attribution of the fix audit (the regions left
-    out are ``CTXAUDIT_FINDINGS``, as the report's command sets them). ``spec`` names one
-    version of a target with a fix audit, as the report's command does (the target's
-    ``attribute_args``), resolved in its repository (``repos``) where it has one. Exit 0
-    when the fix explains the failure, 1 when not, 2 on bad usage."""
-    from ctxaudit.fixaudit import attribute
+    out are ``CTXAUDIT_FINDINGS``, as the report's command sets them). Exit 0 when the
+    fix explains the failure, 1 when not, 2 on bad usage."""
+    from ctxaudit.fixaudit import Attribution, attribute
 
     try:
-        (target,) = [t for t in parse_target(spec, repos) if targets.get(t.kind).fix_audit]
+        (target,) = [
+            t for t in parse_target(request.spec, request.repos) if targets.get(t.kind).fix_audit
+        ]
     except (TargetError, ValueError) as exc:
         why = f" ({exc})" if isinstance(exc, TargetError) else ""
         print(
             "ctxaudit: attribute needs one gitreins version or one lightspeed-stack tree, "
-            f"got {spec!r}{why}",
+            f"got {request.spec!r}{why}",
             file=sys.stderr,
         )
         return 2
-    fix = targets.fixes().get(fix_id)
+    fix = targets.fixes().get(request.fix)
     if fix is None:
-        print(f"ctxaudit: no fix for {fix_id!r} in ctxaudit/fixes", file=sys.stderr)
+        print(f"ctxaudit: no fix for {request.fix!r} in ctxaudit/fixes", file=sys.stderr)
         return 2
     kind = targets.get(target.kind)
     resolved = kind.resolve(target.spec, target.repo)
@@ -272,10 +283,12 @@ def run_attribute(
     ) -> list[dict[str, Any]]:
         env = {**env, **replay.environ(replays)}
         copy = Target(target.kind, tree, target.version, target.repo)
-        return _pytest(copy, paths, profile, seed, env)[1]
+        return _pytest(copy, paths, request.profile, request.seed, env)[1]
 
-    version = kind.fix_version(resolved)
-    text, explained = attribute(resolved.root, version, fix, test, blob, run, env)
+    one = Attribution(
+        resolved.root, kind.fix_version(resolved), fix, request.test, request.blob, env
+    )
+    text, explained = attribute(one, run)
     print(text)
     return 0 if explained else 1
 
@@ -340,22 +353,16 @@ def previous_elapsed(out_root: Path, target: Target, profile: str) -> float | No
     return float(data["elapsed_s"]) if data.get("profile") == profile else None
 
 
-def run_mutation(
-    target: Target,
-    out_root: Path,
-    ticker: Ticker | None = None,
-    other_sample: float = 1.0,
-    peer: bool = True,
-    known: list[dict[str, Any]] | None = None,
-    only: Sequence[str] = (),
-    cache: bool = True,
-    fixes: Sequence[str] = (),
-    coverage: bool = True,
-) -> tuple[int, str]:
-    """Run the mutation audit of one target version in its own process.
-    ``cache``: reuse mutant verdicts from ``.cache/mutation-verdicts/`` (``--no-cache``).
-    ``coverage``: also measure the scope's branch coverage (a run of the suite under
-    coverage.py after the mutants: a figure beside the score, never a verdict).
+@dataclass(frozen=True)
+class MutationOptions:
+    """How the mutation audit of one target version runs (:func:`run_mutation`).
+
+    ``other_sample``: the share of 'other' mutants run (a deterministic sample).
+    ``peer``: also run the same mutants against the target's own tests where it has
+    some (gitreins). ``cache``: reuse mutant verdicts from ``.cache/mutation-verdicts/``
+    (``--no-cache``). ``coverage``: also measure the scope's branch coverage (a run of
+    the suite under coverage.py after the mutants: a figure beside the score, never a
+    verdict).
 
     ``only``: run only the mutants matching these globs (``--since``: the changed
     functions' ``<file>:<function>:*``).
@@ -366,63 +373,96 @@ def run_mutation(
     unmutated version, is dropped, and its mutants read as survivors).
 
     ``fixes``: mutate a copy of the tree with these findings' fixes applied (``--mutate
-    fixed``: the fix audit's fully fixed tree); their regions are no longer left out.
+    fixed``: the fix audit's fully fixed tree); their regions are no longer left out."""
 
-    ``ticker`` gets "<phase> <done>/<total>, <elapsed>" while it runs; ``peer`` also
-    runs the same mutants against the target's own tests where it has some (gitreins).
-    """
+    other_sample: float = 1.0
+    peer: bool = True
+    known: list[dict[str, Any]] | None = None
+    only: Sequence[str] = ()
+    cache: bool = True
+    fixes: Sequence[str] = ()
+    coverage: bool = True
+
+
+def run_mutation(
+    target: Target,
+    out_root: Path,
+    ticker: Ticker | None = None,
+    options: MutationOptions = MutationOptions(),
+) -> tuple[int, str]:
+    """Run the mutation audit of one target version in its own process (``python -m
+    mutation run``, :func:`_mutation_command`). ``ticker`` gets "<phase> <done>/<total>,
+    <elapsed>" while it runs (:class:`_MutationProgress`)."""
     kind = targets.get(target.kind)
     scope = kind.mutation
     if scope is None or not scope.audited:
         return 2, f"mutation not run: not wired into the audit for {target.kind} trees yet"
-    out = out_root / target.label
+    cmd = _mutation_command(target, scope, out_root / target.label, options)
+    env = dict(os.environ)
+    if options.known is not None and kind.excludes_known:
+        affecting = [k["id"] for k in options.known if k["affects"]]
+        env["CTXAUDIT_FINDINGS"] = ",".join(affecting) or "none"
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
+        state = Path(tmp) / "progress.json"
+        cmd += ["--progress-file", str(state)]
+        status, output, _ = run_with_ticker(cmd, env, _MutationProgress(state, ticker))
+    return status, output
+
+
+def _mutation_command(
+    target: Target, scope: MutationScope, out: Path, options: MutationOptions
+) -> list[str]:
+    """``python -m mutation run`` for one target version (its mutation ``scope``),
+    writing its reports to ``out``, with the options the audit was given."""
+    kind = targets.get(target.kind)
     cmd = [sys.executable, "-m", "mutation", "run", "--target", target.kind, "--out", str(out)]
-    cmd += ["--other-sample", str(other_sample), "-q"]
-    for glob in only:
+    cmd += ["--other-sample", str(options.other_sample), "-q"]
+    for glob in options.only:
         cmd += ["--only", glob]
-    for fid in fixes:
+    for fid in options.fixes:
         cmd += ["--fix", fid]
     if scope.spec_option:
         cmd += [scope.spec_option, target.spec]
     if kind.repo is not None and target.repo is not None:
         cmd += [kind.repo.option, str(target.repo)]
-    if scope.peer and peer:
+    if scope.peer and options.peer:
         cmd.append("--peer")
-    if not cache:
+    if not options.cache:
         cmd.append("--no-cache")
-    if not coverage:
+    if not options.coverage:
         cmd.append("--no-coverage")
-    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
-        state = Path(tmp) / "progress.json"
-        cmd += ["--progress-file", str(state)]
+    return cmd
 
-        started = time.monotonic()
-        phase_start: dict[str, float] = {}
 
-        def tick(elapsed: str) -> None:
-            if ticker is None:
-                return
-            try:
-                st = json.loads(state.read_text())
-            except (OSError, ValueError):
-                ticker(elapsed)
-                return
-            now = time.monotonic()
-            began = phase_start.setdefault(st["phase"], now)
-            text = f"{st['phase']}"
-            if st["phase"] == "mutants":
-                text += f" {st['done']}/{st['total']}"
-            elif st["phase"] in ("recheck", "seed recheck"):  # survivors, or kills again
-                text += f" {st['done']}"
-            if st["phase"] == "mutants" and st["done"] >= 10:
-                left = (now - began) / st["done"] * (st["total"] - st["done"])
-                text += f", ~{left:.0f} s left for them"
-            if st.get("peer"):  # the peer suite, running beside them
-                text += f"; peer {st['peer']}"
-            ticker(f"{text} ({now - started:.0f} s)")
+class _MutationProgress:
+    """The mutation run's status line, read from the progress file it writes: its
+    phase, the mutants done of all and the time left for them, the peer suite's state,
+    the time so far. Called with the elapsed time every second (``run_with_ticker``)."""
 
-        env = dict(os.environ)
-        if known is not None and kind.excludes_known:
-            env["CTXAUDIT_FINDINGS"] = ",".join(k["id"] for k in known if k["affects"]) or "none"
-        status, output, _ = run_with_ticker(cmd, env, tick)
-    return status, output
+    def __init__(self, state: Path, ticker: Ticker | None) -> None:
+        self.state = state
+        self.ticker = ticker
+        self.started = time.monotonic()
+        self.phase_start: dict[str, float] = {}
+
+    def __call__(self, elapsed: str) -> None:
+        if self.ticker is None:
+            return
+        try:
+            st = json.loads(self.state.read_text())
+        except (OSError, ValueError):
+            self.ticker(elapsed)
+            return
+        now = time.monotonic()
+        began = self.phase_start.setdefault(st["phase"], now)
+        text = f"{st['phase']}"
+        if st["phase"] == "mutants":
+            text += f" {st['done']}/{st['total']}"
+        elif st["phase"] in ("recheck", "seed recheck"):  # survivors, or kills again
+            text += f" {st['done']}"
+        if st["phase"] == "mutants" and st["done"] >= 10:
+            left = (now - began) / st["done"] * (st["total"] - st["done"])
+            text += f", ~{left:.0f} s left for them"
+        if st.get("peer"):  # the peer suite, running beside them
+            text += f"; peer {st['peer']}"
+        self.ticker(f"{text} ({now - self.started:.0f} s)")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import shlex
 import shutil
@@ -42,7 +43,10 @@ from ctxaudit.targets import TargetError
 from ctxaudit.targets.base import Described
 
 if TYPE_CHECKING:
+    from ctxaudit.baseline import Baseline
+    from ctxaudit.result_cache import StepCaches
     from ctxaudit.target_report import TargetReport
+    from ctxaudit.timing import AuditTime
 
 DEFAULT_TARGETS = ["gitreins", "ledger"]
 
@@ -61,6 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser(
         "audit", help="run the property suites against targets and write reports/"
     )
+    _add_audit_targets(audit)
+    _add_run_options(audit)
+    _add_step_options(audit)
+    _add_gate_options(audit)
+    _add_baseline_command(sub)
+    _add_attribute_command(sub)
+    return parser
+
+
+def _add_audit_targets(audit: argparse.ArgumentParser) -> None:
+    """``audit``'s options of what is audited, how, and where its reports go."""
     audit.add_argument(
         "--target",
         action="append",
@@ -91,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="report folder: a folder, or one that can be made, and writable (checked "
         "before anything runs)",
     )
+
+
+def _add_run_options(audit: argparse.ArgumentParser) -> None:
+    """``audit``'s options of what runs: mutation or not, its sample, the versions at
+    once, the pull-request gate's scope."""
     audit.add_argument(
         "--mutation",
         action=argparse.BooleanOptionalAction,
@@ -121,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
         "path, or ledger); "
         "the properties run as usual",
     )
+
+
+def _add_step_options(audit: argparse.ArgumentParser) -> None:
+    """``audit``'s options of its steps: the fix audit, the step cache, the peer suite,
+    the tree mutation mutates."""
     audit.add_argument(
         "--fixes",
         action=argparse.BooleanOptionalAction,
@@ -153,6 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
         "the known findings that affect it left out, or the fully fixed one of the fix "
         "audit, where the fixed findings' regions are checked too (default: released)",
     )
+
+
+def _add_gate_options(audit: argparse.ArgumentParser) -> None:
+    """``audit``'s options of the gate and the files CI systems read."""
     audit.add_argument(
         "--baseline",
         type=Path,
@@ -175,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the findings as SARIF 2.1.0: a result per new finding and per "
         "reproducing known finding (at the line its fix changes), the property its rule",
     )
+
+
+def _add_baseline_command(sub: Any) -> None:
     base = sub.add_parser(
         "baseline",
         help="write a baseline: the known findings that reproduce now, one entry each, "
@@ -187,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_repo_options(base)
     base.add_argument("--profile", default="ci", choices=sorted(PROFILES))
     base.add_argument("--seed", type=parse_seed, metavar="N", help="Hypothesis seed")
+
+
+def _add_attribute_command(sub: Any) -> None:
     attribute = sub.add_parser(
         "attribute",
         help="rerun one attribution of the fix audit: replay a failure's example on an "
@@ -207,7 +242,6 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     attribute.add_argument("--profile", default="ci", choices=sorted(PROFILES))
     attribute.add_argument("--seed", type=parse_seed, metavar="N", help="Hypothesis seed")
-    return parser
 
 
 def _one_line(exc: BaseException) -> str:
@@ -278,27 +312,101 @@ def main(argv: list[str] | None = None) -> int:
         from ctxaudit import audit as _audit
 
         return _audit.run_attribute(
-            args.target, args.fix, args.test, args.blob, args.profile, args.seed,
-            _repos(args),
+            _audit.AttributeRequest(
+                args.target, args.fix, args.test, args.blob, args.profile, args.seed,
+                _repos(args),
+            )
         )  # fmt: skip
     if args.command == "baseline":
         return _write_baseline(args)
     if args.command != "audit":
         parser.print_help()
         return 0 if args.command is None else 2
-    if args.baseline is not None:
-        from ctxaudit.baseline import BaselineError, load
+    try:
+        options = _audit_options(parser, args, argv)
+    except _CannotStart as exc:
+        print(f"ctxaudit: {exc}", file=sys.stderr)
+        return 2
+    return _audit_with_signals(options)
 
-        try:
-            args.baseline = load(args.baseline)
-        except BaselineError as exc:
-            print(f"ctxaudit: {exc}", file=sys.stderr)
-            return 2
-    if args.fixes is None:
-        args.fixes = not args.since
-    if not args.fixes and args.mutate == "fixed":
+
+@dataclasses.dataclass(frozen=True)
+class AuditOptions:
+    """``ctxaudit audit``'s options, checked before anything runs: the target versions
+    (each once, in the order first given), where the reports go, and how each phase
+    runs (the command line's options of the same names)."""
+
+    targets: list[Described]
+    out: Path
+    profile: str
+    seeds: list[int]  # --seed: the first for everything, the others for the fixed trees
+    jobs: int
+    mutation: bool
+    other_sample: float
+    peer: bool
+    mutate: str
+    fixes: bool
+    cache: bool
+    since: str | None
+    changed: dict[str, Any]  # --since: target label -> what changed (ctxaudit.since)
+    baseline: Baseline | None
+    junit_xml: Path | None
+    sarif: Path | None
+    command: str  # the command line, for the time table
+
+
+class _CannotStart(Exception):
+    """Why the audit cannot start (a line; exit 2)."""
+
+
+def _audit_options(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None
+) -> AuditOptions:
+    """The audit's options from its arguments: the baseline read, every target resolved,
+    ``--out`` and the report files checked, ``--since``'s changes found. Raises
+    :class:`_CannotStart` (or exits through ``parser.error``) when it cannot start."""
+    baseline = _load_baseline(args.baseline)
+    fixes = not args.since if args.fixes is None else args.fixes
+    if not fixes and args.mutate == "fixed":
         parser.error("--mutate fixed mutates the fix audit's fully fixed tree: not with "
                      "--no-fixes (or --since without --fixes)")  # fmt: skip
+    found = _resolve_targets(args)
+    chosen = unique(found)
+    why = (
+        check_out(args.out)
+        or _check_file("--junit-xml", args.junit_xml)
+        or _check_file("--sarif", args.sarif)
+    )
+    if why is not None:
+        raise _CannotStart(why)
+    changed = _changed_since(chosen, args.since) if args.since else {}
+    if len(chosen) < len(found):
+        print(f"ctxaudit: {len(found) - len(chosen)} target(s) given twice: each version "
+              "runs once", flush=True)  # fmt: skip
+    return AuditOptions(
+        targets=chosen, out=args.out, profile=args.profile, seeds=list(args.seed or []),
+        jobs=args.jobs, mutation=args.mutation, other_sample=args.other_sample,
+        peer=args.peer, mutate=args.mutate, fixes=fixes, cache=args.cache, since=args.since,
+        changed=changed, baseline=baseline, junit_xml=args.junit_xml, sarif=args.sarif,
+        command="ctxaudit " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+    )  # fmt: skip
+
+
+def _load_baseline(path: Path | None) -> Baseline | None:
+    """``--baseline``, read (None when not given)."""
+    if path is None:
+        return None
+    from ctxaudit.baseline import BaselineError, load
+
+    try:
+        return load(path)
+    except BaselineError as exc:
+        raise _CannotStart(str(exc)) from None
+
+
+def _resolve_targets(args: argparse.Namespace) -> list[Described]:
+    """The target versions every ``--target`` names (default: gitreins and ledger), in
+    the order given, resolved in their repositories."""
     from ctxaudit import audit
 
     repos = _repos(args)
@@ -307,43 +415,40 @@ def main(argv: list[str] | None = None) -> int:
         try:
             found += audit.parse_target(spec, repos)
         except TargetError as exc:
-            print(f"ctxaudit: {_one_line(exc)}", file=sys.stderr)
-            return 2
-    targets = unique(found)
-    why = (
-        check_out(args.out)
-        or _check_file("--junit-xml", args.junit_xml)
-        or _check_file("--sarif", args.sarif)
-    )
-    if why is not None:
-        print(f"ctxaudit: {why}", file=sys.stderr)
-        return 2
-    changed = {}
-    if args.since:
-        from ctxaudit.since import SinceError, selection
+            raise _CannotStart(_one_line(exc)) from None
+    return found
 
-        try:
-            changed = selection(targets, args.since)
-        except SinceError as exc:
-            print(f"ctxaudit: {_one_line(exc)}", file=sys.stderr)
-            return 2
-        for label, ch in changed.items():
-            print(
-                f"ctxaudit: {label}: {len(ch.functions)} function(s) in scope changed since "
-                f"{args.since}: " + (", ".join(f"{p}:{q}" for p, q in ch.functions) or "none"),
-                flush=True,
-            )
-    if len(targets) < len(found):
-        print(f"ctxaudit: {len(found) - len(targets)} target(s) given twice: each version "
-              "runs once", flush=True)  # fmt: skip
+
+def _changed_since(chosen: list[Described], since: str) -> dict[str, Any]:
+    """``--since``: what changed in each version's history since ``since`` (a line each
+    naming the functions in scope that changed)."""
+    from ctxaudit.since import SinceError, selection
+
+    try:
+        changed = selection(chosen, since)
+    except SinceError as exc:
+        raise _CannotStart(_one_line(exc)) from None
+    for label, ch in changed.items():
+        print(
+            f"ctxaudit: {label}: {len(ch.functions)} function(s) in scope changed since "
+            f"{since}: " + (", ".join(f"{p}:{q}" for p, q in ch.functions) or "none"),
+            flush=True,
+        )
+    return dict(changed)
+
+
+def _audit_with_signals(options: AuditOptions) -> int:
+    """Run the audit under the interrupt handling: the signals stop its children, its
+    temporary folders are its own; interrupted, the matrix is rebuilt from what
+    finished (exit 130)."""
     procs.reset()
     stuck = False
     with procs.on_signals(), procs.temp_root():
         try:
-            with _fix_audit(args.fixes):
-                return _run_audit(args, argv, targets, changed)
+            with _fix_audit(options.fixes):
+                return _run_audit(options)
         except KeyboardInterrupt:
-            stuck = _interrupted(args.out)
+            stuck = _interrupted(options.out)
     if stuck:  # the temporary folder is gone; a thread left behind must not hold the exit
         sys.stdout.flush()
         sys.stderr.flush()
@@ -414,214 +519,269 @@ def _status(report: TargetReport) -> str:
     return "properties hold"
 
 
-def _run_audit(
-    args: argparse.Namespace,
-    argv: list[str] | None,
-    targets: list[Described],
-    changed: dict[str, Any],
-) -> int:
-    from ctxaudit import audit
-    from ctxaudit.targets import get as get_target
+@dataclasses.dataclass
+class _AuditRun:
+    """One audit under way: its options, the seed it runs under, its status line, step
+    cache and clock, and what it found so far."""
 
-    seed = audit.pick_seed(args.profile, args.seed[0] if args.seed else None)
-    fixed_seeds = list(args.seed or [])[1:]
+    options: AuditOptions
+    seed: int | None
+    show: Progress
+    steps: StepCaches
+    clock: AuditTime
+    started: float
+    heads: dict[str, str]  # label -> "[i/n] label", the head of its lines
+    reports: dict[str, TargetReport] = dataclasses.field(default_factory=dict)
+    gates: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)
+    failed: bool = False  # a property or a gate fails
+    unchecked: bool = False  # something could not be checked
+
+
+def _run_audit(options: AuditOptions) -> int:
+    """Phase 1, the property suites of every version (:func:`_properties_phase`); the
+    baseline's verdict; phase 2, mutation (:func:`_mutation_phase`); then the reports
+    over every version and the exit code (:func:`_finish`)."""
+    run = _start_run(options)
+    _properties_phase(run)
+    procs.check()
+    accepted = None
+    if options.baseline is not None:
+        verdict = _judged_by_baseline(options.baseline, list(run.reports.values()))
+        run.failed, accepted = verdict.fails, verdict.accepted
+    run.clock.properties_wall_s = time.monotonic() - run.started
+    if options.mutation:
+        _mutation_phase(run)
+    return _finish(run, accepted)
+
+
+def _start_run(options: AuditOptions) -> _AuditRun:
+    """The audit's first line (versions, profile, seed, mutation), its seed, and the
+    status line, step cache and clock it keeps."""
+    from ctxaudit import audit
+    from ctxaudit.result_cache import StepCaches
+    from ctxaudit.timing import AuditTime
+
+    chosen = options.targets
+    seed = audit.pick_seed(options.profile, options.seeds[0] if options.seeds else None)
+    fixed_seeds = options.seeds[1:]
     print(
-        f"ctxaudit: {len(targets)} target version(s), profile {args.profile}, seed {seed}, "
+        f"ctxaudit: {len(chosen)} target version(s), profile {options.profile}, seed {seed}, "
         + (f"fixed trees also under seeds {fixed_seeds}, " if fixed_seeds else "")
-        + f"mutation {'on' if args.mutation else 'off'}",
+        + f"mutation {'on' if options.mutation else 'off'}",
         flush=True,
     )
     started = time.monotonic()
-    failed = False  # a property or a gate fails
-    unchecked = False  # something could not be checked
-    show = Progress(sys.stdout.isatty())
-    from ctxaudit.timing import AuditTime
-
-    clock = AuditTime(
-        command="ctxaudit " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
-        profile=args.profile,
-        jobs=args.jobs,
-    )
-    heads = {t.label: f"[{i}/{len(targets)}] {t.label}" for i, t in enumerate(targets, 1)}
-    for t in targets:  # the time table lists targets in the order they were given
+    clock = AuditTime(command=options.command, profile=options.profile, jobs=options.jobs)
+    for t in chosen:  # the time table lists targets in the order they were given
         clock.target(t.label)
+    heads = {t.label: f"[{i}/{len(chosen)}] {t.label}" for i, t in enumerate(chosen, 1)}
+    return _AuditRun(
+        options, seed, Progress(sys.stdout.isatty()), StepCaches(options.cache), clock,
+        started, heads,
+    )  # fmt: skip
 
-    # Phase 1: the property suites, one process per target version, --jobs at a time
-    # (each is one pytest process: one core).
-    from ctxaudit.result_cache import StepCaches
 
-    steps = StepCaches(args.cache)
-
-    def properties(target: audit.Target) -> audit.TargetReport:
-        procs.pause(f"version-start {target.label}")
-        expected = audit.previous_elapsed(args.out, target, args.profile)
-        hint = f", expected ~{expected:.0f} s" if expected else ""
-        t0 = time.monotonic()
-        try:
-            key = steps.properties_key(target, args.profile, seed, fixed_seeds)
-            reused = steps.reuse_properties(key, target, args.out)
-            if reused is not None:
-                clock.target(target.label).properties_reused = True
-                return reused
-            report = audit.run_target(
-                target,
-                args.profile,
-                seed,
-                args.out,
-                lambda phase, t, label=target.label, hint=hint: show.status(
-                    label, f"{phase} {t}{hint}"
-                ),
-                fixed_seeds=fixed_seeds,
-            )
-            procs.check()  # interrupted as it finished: claim nothing, cache nothing
-            steps.store_properties(key, report, args.out)
-            if report.fixed:
-                clock.target(target.label).fixes_s = report.fixed.get("elapsed_s")
-            return report
-        finally:
-            clock.target(target.label).properties_s = time.monotonic() - t0
-
-    reports: dict[str, audit.TargetReport] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, args.jobs), thread_name_prefix=_POOL)
+def _properties_phase(run: _AuditRun) -> None:
+    """Phase 1: the property suites, one process per target version, ``--jobs`` at a
+    time (each is one pytest process: one core); a line per version as it finishes."""
+    options = run.options
+    pool = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix=_POOL)
     try:
-        futures = {pool.submit(properties, t): t for t in targets}
+        futures = {pool.submit(_properties_of, run, t): t for t in options.targets}
         for fut in as_completed(futures):
             target = futures[fut]
-            show.done(target.label)
+            run.show.done(target.label)
             try:
-                report = reports[target.label] = fut.result()
+                report = run.reports[target.label] = fut.result()
             except Exception as exc:  # ctxaudit's own error: never a verdict on the target
-                show.line(f"{heads[target.label]}: COULD NOT CHECK: ctxaudit's own error: "
-                          f"{type(exc).__name__}: {_one_line(exc)}")  # fmt: skip
-                unchecked = True
+                run.show.line(f"{run.heads[target.label]}: COULD NOT CHECK: ctxaudit's own "
+                              f"error: {type(exc).__name__}: {_one_line(exc)}")  # fmt: skip
+                run.unchecked = True
                 continue
-            show.line(
-                f"{heads[target.label]}: {_status(report)} ({report.elapsed_s} s) -> "
-                f"{args.out / target.label}/findings.md"
+            run.show.line(
+                f"{run.heads[target.label]}: {_status(report)} ({report.elapsed_s} s) -> "
+                f"{options.out / target.label}/findings.md"
             )
-            failed |= report.outcome == FAILS
+            run.failed |= report.outcome == FAILS
             # a version that fails and also left something unchecked was not all checked
-            unchecked |= (
+            run.unchecked |= (
                 report.outcome == COULD_NOT_CHECK
                 or bool(report.unchecked)
                 or (report.outcome == HOLDS and not report.ok)
             )
     finally:  # interrupted: the versions not started never start
         pool.shutdown(wait=not procs.interrupted(), cancel_futures=True)
-    procs.check()
-    accepted = None
-    if args.baseline is not None:
-        verdict = _judged_by_baseline(args.baseline, list(reports.values()))
-        failed, accepted = verdict.fails, verdict.accepted
-    done = [reports[t.label] for t in targets if t.label in reports]
-    props = {t.kind: dict(get_target(t.kind).properties) for t in targets}
-    clock.properties_wall_s = time.monotonic() - started
-    # Phase 2: mutation, one target version at a time (each run uses every core).
-    gates: dict[str, tuple[int, str]] = {}
-    if args.mutation:
-        for target in targets:
-            head = heads[target.label]
-            scope = get_target(target.kind).mutation
-            if scope is None or not scope.audited:
-                show.line(
-                    f"{head}: mutation not run: not wired into the audit for {target.kind} "
-                    "trees yet"
-                )
-                continue
-            if target.label not in reports:
-                show.line(f"{head}: mutation not run: its properties could not be checked")
-                continue
-            only = changed[target.label].only_globs() if args.since else []
-            if args.since and not only:
-                show.line(f"{head}: mutation not run: no function in scope changed since "
-                          f"{args.since}")  # fmt: skip
-                continue
-            t0 = time.monotonic()
-            known = reports[target.label].known
-            # --mutate fixed: the fixes the fix audit applied to its fully fixed tree
-            fixed = reports[target.label].fixed if args.mutate == "fixed" else None
-            fixes = list((fixed or {}).get("applied") or [])
-            mkey = steps.mutation_key(
-                target, args.other_sample, args.peer, known, only, fixes=fixes
-            )
-            hit = steps.reuse_mutation(mkey, target, args.out)
-            if hit is not None:
-                code, output = hit
-                clock.target(target.label).mutation_reused = True
-            else:
-                code, output = audit.run_mutation(
-                    target,
-                    args.out,
-                    lambda t, label=target.label: show.status(label, f"mutation: {t}"),
-                    other_sample=args.other_sample,
-                    peer=args.peer,
-                    known=known,
-                    only=only,
-                    cache=args.cache,
-                    fixes=fixes,
-                    # a pull-request gate: the verdicts of the changed functions' mutants;
-                    # the scope's coverage is the release audit's figure
-                    coverage=not args.since,
-                )
-                steps.store_mutation(mkey, code, output, target, args.out)
-            show.done(target.label)
-            clock.target(target.label).mutation_s = time.monotonic() - t0
-            clock.read_mutation(target.label, args.out / target.label / "mutation.json")
-            last = output.strip().splitlines()[-1:]
-            verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
-                code, f"COULD NOT CHECK: mutation could not run (exit {code}): "
-                f"{last[0] if last else '(no output)'}"
-            )  # fmt: skip
-            if hit is not None:
-                verdict += " (reused: nothing it reads changed)"
-            show.line(f"{head}: {verdict} -> {args.out / target.label}/mutation.md")
-            gates[target.label] = (code, verdict)
-            failed |= code == 1
-            unchecked |= code not in (0, 1)
-    md_path, html_path = _write_matrix(args.out)
-    print(f"ctxaudit: matrix of every version in {args.out}: {md_path.name}, {html_path.name}")
+
+
+def _properties_of(run: _AuditRun, target: Described) -> TargetReport:
+    """One version's property phase (and its fix audit), reused from the step cache
+    while nothing it reads changed; its time on the clock."""
+    from ctxaudit import audit
+
+    options = run.options
+    procs.pause(f"version-start {target.label}")
+    expected = audit.previous_elapsed(options.out, target, options.profile)
+    hint = f", expected ~{expected:.0f} s" if expected else ""
+    t0 = time.monotonic()
+    try:
+        fixed_seeds = options.seeds[1:]
+        key = run.steps.properties_key(target, options.profile, run.seed, fixed_seeds)
+        reused = run.steps.reuse_properties(key, target, options.out)
+        if reused is not None:
+            run.clock.target(target.label).properties_reused = True
+            return reused
+
+        def progress(phase: str, t: str) -> None:
+            run.show.status(target.label, f"{phase} {t}{hint}")
+
+        report = audit.run_target(
+            target, options.profile, run.seed, options.out, progress, fixed_seeds=fixed_seeds
+        )
+        procs.check()  # interrupted as it finished: claim nothing, cache nothing
+        run.steps.store_properties(key, report, options.out)
+        if report.fixed:
+            run.clock.target(target.label).fixes_s = report.fixed.get("elapsed_s")
+        return report
+    finally:
+        run.clock.target(target.label).properties_s = time.monotonic() - t0
+
+
+def _mutation_phase(run: _AuditRun) -> None:
+    """Phase 2: mutation, one target version at a time (each run uses every core); a
+    line per version: its gate's verdict, or why mutation did not run."""
+    for target in run.options.targets:
+        why = _mutation_not_run(run, target)
+        if why:
+            run.show.line(f"{run.heads[target.label]}: mutation not run: {why}")
+            continue
+        _mutation_of(run, target)
+
+
+def _mutation_not_run(run: _AuditRun, target: Described) -> str:
+    """Why a version's mutation audit does not run ("" when it does)."""
+    from ctxaudit.targets import get as get_target
+
+    scope = get_target(target.kind).mutation
+    if scope is None or not scope.audited:
+        return f"not wired into the audit for {target.kind} trees yet"
+    if target.label not in run.reports:
+        return "its properties could not be checked"
+    since = run.options.since
+    if since and not run.options.changed[target.label].only_globs():
+        return f"no function in scope changed since {since}"
+    return ""
+
+
+def _mutation_of(run: _AuditRun, target: Described) -> None:
+    """One version's mutation audit (reused from the step cache while nothing it reads
+    changed), its time on the clock, and its gate's verdict."""
+    from ctxaudit import audit
+
+    options = run.options
+    only = options.changed[target.label].only_globs() if options.since else []
+    t0 = time.monotonic()
+    known = run.reports[target.label].known
+    # --mutate fixed: the fixes the fix audit applied to its fully fixed tree
+    fixed = run.reports[target.label].fixed if options.mutate == "fixed" else None
+    fixes = list((fixed or {}).get("applied") or [])
+    mkey = run.steps.mutation_key(target, options.other_sample, options.peer, known, only,
+                                  fixes=fixes)  # fmt: skip
+    hit = run.steps.reuse_mutation(mkey, target, options.out)
+    if hit is not None:
+        code, output = hit
+        run.clock.target(target.label).mutation_reused = True
+    else:
+        mutation = audit.MutationOptions(
+            other_sample=options.other_sample, peer=options.peer, known=known, only=only,
+            cache=options.cache, fixes=fixes,
+            # a pull-request gate: the verdicts of the changed functions' mutants; the
+            # scope's coverage is the release audit's figure
+            coverage=not options.since,
+        )  # fmt: skip
+
+        def progress(t: str) -> None:
+            run.show.status(target.label, f"mutation: {t}")
+
+        code, output = audit.run_mutation(target, options.out, progress, options=mutation)
+        run.steps.store_mutation(mkey, code, output, target, options.out)
+    run.show.done(target.label)
+    run.clock.target(target.label).mutation_s = time.monotonic() - t0
+    run.clock.read_mutation(target.label, options.out / target.label / "mutation.json")
+    _gate_verdict(run, target, code, output, reused=hit is not None)
+
+
+def _gate_verdict(run: _AuditRun, target: Described, code: int, output: str, reused: bool) -> None:
+    """A version's mutation gate, said in a line and counted: passes (exit 0), fails
+    (1), or could not check (any other exit)."""
+    last = output.strip().splitlines()[-1:]
+    verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
+        code, f"COULD NOT CHECK: mutation could not run (exit {code}): "
+        f"{last[0] if last else '(no output)'}"
+    )  # fmt: skip
+    if reused:
+        verdict += " (reused: nothing it reads changed)"
+    run.show.line(
+        f"{run.heads[target.label]}: {verdict} -> {run.options.out / target.label}/mutation.md"
+    )
+    run.gates[target.label] = (code, verdict)
+    run.failed |= code == 1
+    run.unchecked |= code not in (0, 1)
+
+
+def _finish(run: _AuditRun, accepted: dict[str, list[str]] | None) -> int:
+    """The reports over every version (the matrix; JUnit XML and SARIF where asked
+    for), where the time went, and the exit code: 2 when something could not be
+    checked, 1 when a property or a gate fails, else 0."""
+    from ctxaudit.targets import get as get_target
+
+    options = run.options
+    md_path, html_path = _write_matrix(options.out)
+    print(f"ctxaudit: matrix of every version in {options.out}: {md_path.name}, {html_path.name}")
+    done = [run.reports[t.label] for t in options.targets if t.label in run.reports]
+    props = {t.kind: dict(get_target(t.kind).properties) for t in options.targets}
     try:  # what CI systems read; ctxaudit's own error here is no verdict
-        _write_ci_files(args, targets, done, props, gates, accepted)
+        _write_ci_files(run, done, props, accepted)
     except Exception as exc:  # noqa: BLE001
         print(f"ctxaudit: COULD NOT CHECK: writing the CI report files failed: "
               f"{type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)  # fmt: skip
-        unchecked = True
-    clock.total_s = time.monotonic() - started
+        run.unchecked = True
+    clock = run.clock
+    clock.total_s = time.monotonic() - run.started
     clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
-    if args.cache:
-        print(f"ctxaudit: reused from {steps.store.directory}: {steps.summary()}")
-    print(f"ctxaudit: where the time went: {clock.write(args.out)}")
+    if options.cache:
+        print(f"ctxaudit: reused from {run.steps.store.directory}: {run.steps.summary()}")
+    print(f"ctxaudit: where the time went: {clock.write(options.out)}")
     print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
-    if unchecked:
+    if run.unchecked:
         print("ctxaudit: COULD NOT CHECK everything (see the lines above): exit 2",
               file=sys.stderr)  # fmt: skip
         return 2
-    return 1 if failed else 0
+    return 1 if run.failed else 0
 
 
 def _write_ci_files(
-    args: argparse.Namespace,
-    targets: list[Described],
+    run: _AuditRun,
     done: list[TargetReport],
     props: dict[str, dict[str, str]],
-    gates: dict[str, tuple[int, str]],
     accepted: dict[str, list[str]] | None,
 ) -> None:
     """``--junit-xml`` and ``--sarif``, where asked for."""
-    if args.junit_xml is not None:
+    options = run.options
+    if options.junit_xml is not None:
         from ctxaudit import junit
 
-        doc = junit.document(done, props, gates, accepted)
-        print(f"ctxaudit: JUnit XML: {junit.write(args.junit_xml, doc)}")
-    if args.sarif is not None:
+        doc = junit.document(done, props, run.gates, accepted)
+        print(f"ctxaudit: JUnit XML: {junit.write(options.junit_xml, doc)}")
+    if options.sarif is not None:
         from ctxaudit import sarif
 
-        reasons = {e.id: e.why for e in args.baseline.entries} if args.baseline else {}
+        baseline = options.baseline
+        reasons = {e.id: e.why for e in baseline.entries} if baseline else {}
         ok = {
             label: {i: reasons.get(i, "") for i in ids} for label, ids in (accepted or {}).items()
         }
-        log = sarif.document(done, props, _locator(targets), ok)
-        print(f"ctxaudit: SARIF: {sarif.write(args.sarif, log)}")
+        log = sarif.document(done, props, _locator(options.targets), ok)
+        print(f"ctxaudit: SARIF: {sarif.write(options.sarif, log)}")
 
 
 def _locator(targets: list[Described]) -> Any:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,23 +135,14 @@ def _replay_outcomes(
     return passed, extra_out
 
 
-def fix_audit(
-    report: TargetReport,
-    root: Path,
-    run: Runner,
-    suites: list[str],
-    props: dict[str, str],
-    out_dir: Path,
-    ticker: Ticker | None = None,
-    fixes: dict[str, fixlib.Fix] | None = None,
-    seeds: Sequence[int] = (),
-    version_name: str | None = None,
-    leave_out: LeaveOut | None = None,
-    fixed_suites: Sequence[str] | None = None,
-    left_out: Sequence[str] | None = None,
-) -> None:
-    """Add the fix audit to ``report`` (``fixes``, ``attributed``, ``fixed``), move the
-    attributed failures out of ``report.findings`` and write ``out_dir/fixes/``.
+@dataclasses.dataclass(frozen=True)
+class FixAuditOptions:
+    """What one fix audit runs and where it writes (:func:`fix_audit`).
+
+    ``suites``: what runs on the fully fixed tree (unless ``fixed_suites``); ``props``
+    the target's properties (id -> name); ``out_dir`` the version's report folder;
+    ``ticker`` gets a status line as each step starts; ``fixes`` the fixes by finding
+    id (default: the registry's, ``ctxaudit.targets.fixes()``).
 
     ``seeds``: more Hypothesis seeds for the fully fixed tree; its suites run once under
     the report's seed and once under each of these (``CTXAUDIT_SEED`` in the runner's
@@ -169,192 +160,340 @@ def fix_audit(
     ``left_out``: the findings whose regions the run of the unfixed tree left out
     (default: every known finding that affects the version, as the audit's properties
     phase does); the replays of its failures leave out the same, and so does the
-    command that reruns an attribution.
+    command that reruns an attribution."""
+
+    suites: Sequence[str]
+    props: Mapping[str, str]
+    out_dir: Path
+    ticker: Ticker | None = None
+    fixes: Mapping[str, fixlib.Fix] | None = None
+    seeds: Sequence[int] = ()
+    version_name: str | None = None
+    leave_out: LeaveOut | None = None
+    fixed_suites: Sequence[str] | None = None
+    left_out: Sequence[str] | None = None
+
+
+def fix_audit(report: TargetReport, root: Path, run: Runner, options: FixAuditOptions) -> None:
+    """Add the fix audit to ``report`` (``fixes``, ``attributed``, ``fixed``), move the
+    attributed failures out of ``report.findings`` and write the fixes' patches.
+
+    The steps, each named below: the single-fix trees (:func:`_single_fix_trees`); the
+    control replays on an unfixed copy (:func:`_control`); each fix alone, its
+    regression test and the failures' replays (:func:`_each_fix_alone`); the fully
+    fixed tree (:func:`_fully_fixed_tree`) and the fixes that break it (:func:`_blame`);
+    then the unfixed tree's failures attributed (:func:`_attribute_failures`) and the
+    results recorded (:func:`_record`).
 
     A finding whose fix has, for this version, a form with a ``reason`` instead of
     edits cannot be fixed here: it is reported as "no fix" with that reason, and the
     fully fixed tree leaves out its region (only those; ``fixed["left_out"]``)."""
     started = time.monotonic()
+    failures = list(report.findings)
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-fix-") as tmp:
+        audit = _start(report, root, run, options, Path(tmp))
+        _single_fix_trees(audit)
+        control = _control(audit, failures)
+        owners = _each_fix_alone(audit, failures, control)
+        fixed = _fully_fixed_tree(audit)
+        _blame(audit, fixed)
+    _attribute_failures(audit, failures, owners, control)
+    _record(audit, fixed, round(time.monotonic() - started, 1))
+
+
+@dataclasses.dataclass
+class _FixAudit:
+    """One fix audit under way: its inputs, its resolved options, and what its steps
+    found so far."""
+
+    report: TargetReport
+    root: Path
+    run: Runner
+    options: FixAuditOptions
+    tmp: Path  # the copies of the tree are made here
+    fixes: Mapping[str, fixlib.Fix]
+    version: str  # the name that orders the forms a fix tries
+    leave_out: LeaveOut
+    unfixed_left_out: list[str]  # the regions the unfixed tree's run left out
+    env: dict[str, str]  # the environment of its failures' replays
+    affecting: list[dict[str, Any]]  # the known findings that reproduce on the version
+    rows: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    singles: dict[str, Path] = dataclasses.field(default_factory=dict)  # id -> its fix alone
+    unfixable: list[str] = dataclasses.field(default_factory=list)  # a form with a reason
+
+    def tick(self, text: str) -> None:
+        if self.options.ticker:
+            self.options.ticker(text)
+
+    def write_patch(self, name: str, diff: str) -> str:
+        """Write a patch of the version's (a fix's, or ``combined``); its link, relative
+        to the version's report folder."""
+        patches = self.options.out_dir / "fixes"
+        patches.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(patches / f"{name}.patch", diff)
+        return f"fixes/{name}.patch"
+
+
+@dataclasses.dataclass
+class _Control:
+    """The unfixed tree's failures replayed on an unfixed copy (the control): each
+    replay's outcome, and whether it failed as reported."""
+
+    replayed: list[dict[str, Any] | None]
+    reproduces: list[bool]
+
+
+@dataclasses.dataclass
+class _FixedTree:
+    """The fully fixed tree: the fixes it applies, its patch and its properties."""
+
+    applied: list[str]
+    combined_patch: str  # its link, "" when no fix applied
+    none_applied: str  # why no fix applied, in words ("" when one did)
+    report: TargetReport  # its suites' run, judged
+    seeds: list[int | None]
+
+
+def _start(
+    report: TargetReport, root: Path, run: Runner, options: FixAuditOptions, tmp: Path
+) -> _FixAudit:
+    """The fix audit's options resolved (the registry's fixes, the version's name, the
+    environment of the replays), and the version's earlier patches removed."""
     from ctxaudit import targets
 
-    fixes = targets.fixes() if fixes is None else fixes
-    version = version_name or report.version
-    leave_out = leave_out or _leave_out_findings
+    fixes = targets.fixes() if options.fixes is None else options.fixes
+    leave_out = options.leave_out or _leave_out_findings
     affecting = [k for k in report.known if k["affects"]]
+    left_out = options.left_out
     unfixed_left_out = [k["id"] for k in affecting] if left_out is None else list(left_out)
-    env = leave_out(unfixed_left_out)
-    unfixable: list[str] = []
-    patches = out_dir / "fixes"
+    patches = options.out_dir / "fixes"
     if patches.exists():
         for old in patches.glob("*.patch"):
             old.unlink()
-    rows: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="ctxaudit-fix-") as tmp:
-        singles: dict[str, Path] = {}
-        for k in affecting:
-            row = {"id": k["id"], "property": k["property"], "status": "", "detail": ""}
-            rows[k["id"]] = row
-            fix = fixes.get(k["id"])
-            if fix is None:
-                row["status"] = "no fix"
-                row["detail"] = "ctxaudit/fixes holds no fix for this finding yet"
-                continue
-            try:  # the form the tree's text takes; a reason form is written for versions
-                form: fixlib.Form | None = fixlib.choose(fix, root, version)
-            except fixlib.NotApplied:
-                form = None  # fixed_copy reports why
-            if form is not None and form.reason:
-                row["status"] = "no fix"
-                row["detail"] = f"no fix can be verified on this version: {form.reason}"
-                unfixable.append(k["id"])
-                continue
-            got = fixlib.fixed_copy(root, Path(tmp) / k["id"], version, [fix])
-            if got.failed:
-                row["status"] = "does not apply"
-                row["detail"] = got.failed[fix.finding]
-                continue
-            singles[k["id"]] = got.root
-            patches.mkdir(parents=True, exist_ok=True)
-            diff = fixlib.diff_trees(root, got.root)
-            atomic.write_text(patches / f"{k['id']}.patch", diff)
-            row["patch"] = f"fixes/{k['id']}.patch"
-            row["why"] = fix.why
+    return _FixAudit(
+        report, root, run, options, tmp, fixes, options.version_name or report.version,
+        leave_out, unfixed_left_out, leave_out(unfixed_left_out), affecting,
+    )  # fmt: skip
 
-        # 1 + 3: each fix alone: its regression test, and the unfixed tree's failures
-        failures = list(report.findings)
-        owners: list[list[str]] = [[] for _ in failures]
-        repro = {k["id"]: k["repro"] for k in affecting}
-        # the control: the same replays on an unfixed copy must fail as they did
-        control = fixlib.fixed_copy(root, Path(tmp) / "unfixed", version, []).root
-        if ticker and failures:
-            ticker("replays on the unfixed tree (control)")
-        replayed, _ = _replay_outcomes(run, str(control), failures, env, [])
-        reproduces = [_reproduced(t, f) for t, f in zip(replayed, failures, strict=True)]
-        for n, (fid, tree) in enumerate(singles.items(), 1):
-            if ticker:
-                ticker(f"fix {n}/{len(singles)} {fid}")
-            # the finding reproduces on this version (the audit's check): its regression
-            # test holds it to, registered for the version or not
-            assumed = {**env, "CTXAUDIT_FINDINGS_ASSUMED": fid}
-            passed, extra = _replay(run, str(tree), failures, assumed, [repro[fid]])
+
+def _single_fix_trees(audit: _FixAudit) -> None:
+    """Each finding that reproduces on the version: its row, and a copy of the tree with
+    its fix alone (its patch written), or why there is none: no fix, a form with a
+    reason (the fully fixed tree leaves its region out), a fix that does not apply."""
+    for k in audit.affecting:
+        row = {"id": k["id"], "property": k["property"], "status": "", "detail": ""}
+        audit.rows[k["id"]] = row
+        fix = audit.fixes.get(k["id"])
+        if fix is None:
+            row["status"] = "no fix"
+            row["detail"] = "ctxaudit/fixes holds no fix for this finding yet"
+            continue
+        try:  # the form the tree's text takes; a reason form is written for versions
+            form: fixlib.Form | None = fixlib.choose(fix, audit.root, audit.version)
+        except fixlib.NotApplied:
+            form = None  # fixed_copy reports why
+        if form is not None and form.reason:
+            row["status"] = "no fix"
+            row["detail"] = f"no fix can be verified on this version: {form.reason}"
+            audit.unfixable.append(k["id"])
+            continue
+        got = fixlib.fixed_copy(audit.root, audit.tmp / k["id"], audit.version, [fix])
+        if got.failed:
+            row["status"] = "does not apply"
+            row["detail"] = got.failed[fix.finding]
+            continue
+        audit.singles[k["id"]] = got.root
+        row["patch"] = audit.write_patch(k["id"], fixlib.diff_trees(audit.root, got.root))
+        row["why"] = fix.why
+
+
+def _control(audit: _FixAudit, failures: list[Finding]) -> _Control:
+    """The unfixed tree's failures replayed on an unfixed copy of the tree: a fix is
+    judged by a replay only when it fails there with the failure's own message."""
+    control = fixlib.fixed_copy(audit.root, audit.tmp / "unfixed", audit.version, []).root
+    if failures:
+        audit.tick("replays on the unfixed tree (control)")
+    replayed, _ = _replay_outcomes(audit.run, str(control), failures, audit.env, [])
+    reproduces = [_reproduced(t, f) for t, f in zip(replayed, failures, strict=True)]
+    return _Control(replayed, reproduces)
+
+
+def _each_fix_alone(
+    audit: _FixAudit, failures: list[Finding], control: _Control
+) -> list[list[str]]:
+    """On each single-fix tree: the fix's regression test (its row's status) and the
+    replays of the unfixed tree's failures. Returns, for each failure, the findings
+    whose fix makes it pass (among those whose replay reproduced on the control)."""
+    owners: list[list[str]] = [[] for _ in failures]
+    repro = {k["id"]: k["repro"] for k in audit.affecting}
+    for n, (fid, tree) in enumerate(audit.singles.items(), 1):
+        audit.tick(f"fix {n}/{len(audit.singles)} {fid}")
+        # the finding reproduces on this version (the audit's check): its regression
+        # test holds it to, registered for the version or not
+        assumed = {**audit.env, "CTXAUDIT_FINDINGS_ASSUMED": fid}
+        passed, extra = _replay(audit.run, str(tree), failures, assumed, [repro[fid]])
+        for i, ok in enumerate(passed):
+            if ok and control.reproduces[i]:
+                owners[i].append(fid)
+        audit.rows[fid].update(_regression_status(extra.get(repro[fid])))
+    return owners
+
+
+def _regression_status(test: dict[str, Any] | None) -> dict[str, str]:
+    """A fix's status and detail from its regression test's run with the fix alone: it
+    is verified when the test fails on its assertion (the finding no longer
+    reproduces)."""
+    if test is None:
+        return {"status": "not verified", "detail": "its regression test did not run"}
+    if _unchecked(test):  # no verdict either way: ctxaudit's own error
+        return {"status": "not verified", "detail": f"could not check ({_unchecked(test)})"}
+    if test["outcome"] == "passed":
+        return {
+            "status": "does not make the property hold",
+            "detail": "its regression test still reproduces the finding with the fix",
+        }
+    if test["outcome"] != "failed" or "AssertionError" not in test.get("longrepr", ""):
+        return {"status": "not verified", "detail": _not_verified(test)}
+    return {
+        "status": VERIFIED,
+        "detail": "regression test reproduces without the fix, not with it",
+    }
+
+
+def _fully_fixed_tree(audit: _FixAudit) -> _FixedTree:
+    """Every fix that applies alone, applied together (its combined patch written):
+    every suite runs on that tree over the whole input space, under each seed, and its
+    properties are judged."""
+    applied = [audit.fixes[fid] for fid in audit.singles]
+    full = fixlib.fixed_copy(audit.root, audit.tmp / "all", audit.version, applied)
+    for fid, why in full.failed.items():  # applies alone, not with the others
+        row = audit.rows[fid]
+        row["status"], row["detail"] = "does not apply", f"with the others: {why}"
+    combined = fixlib.diff_trees(audit.root, full.root)
+    link = audit.write_patch("combined", combined) if combined else ""
+    none_applied = "" if full.applied else _why_no_fixes(audit.report, audit.rows)
+    count = f"{len(full.applied)} fixes" + (f": {none_applied}" if none_applied else "")
+    audit.tick(f"properties on the fixed tree ({count[:300]})")
+    seeds = list(dict.fromkeys([audit.report.seed, *audit.options.seeds]))
+    tests = _fixed_tree_tests(audit, full.root, seeds)
+    r = audit.report
+    fixed = TargetReport(
+        target=r.target, version=audit.version, spec=str(full.root), profile=r.profile,
+        seed=r.seed, elapsed_s=0.0, exit_status=0, tests=tests,
+    )  # fmt: skip
+    props = dict(audit.options.props)
+    judge(fixed, props)
+    if not tests:  # ctxaudit's run, not the tree: no verdict on any property
+        why = "the suite did not run on the fixed tree"
+        fixed.unchecked.append({"nodeid": "-", "properties": list(props), "why": why})
+        fixed.verdicts = {p: COULD_NOT_CHECK for p in props}
+    return _FixedTree(full.applied, link, none_applied, fixed, seeds)
+
+
+def _fixed_tree_tests(
+    audit: _FixAudit, tree: Path, seeds: list[int | None]
+) -> list[dict[str, Any]]:
+    """The suites' tests on the fully fixed tree, once under each seed (the regions of
+    the findings no fix can be verified for left out)."""
+    suites = list(audit.options.fixed_suites or audit.options.suites)
+    tests: list[dict[str, Any]] = []
+    for n, seed in enumerate(seeds, 1):
+        if len(seeds) > 1:
+            audit.tick(f"properties on the fixed tree, seed {seed} ({n}/{len(seeds)})")
+        env = audit.leave_out(audit.unfixable)
+        if seed != audit.report.seed and seed is not None:
+            env["CTXAUDIT_SEED"] = str(seed)
+        tests += audit.run(str(tree), suites, env, {})
+    return tests
+
+
+def _blame(audit: _FixAudit, fixed: _FixedTree) -> None:
+    """Each failure of the fully fixed tree, replayed with one fix left out at a time: a
+    fix whose removal makes it pass breaks it (and its row says so); a failure no
+    removal explains is new."""
+    findings = fixed.report.findings
+    blamed: list[list[str]] = [[] for _ in findings]
+    if findings and fixed.applied and fixed.report.tests:
+        for fid in fixed.applied:
+            rest = [audit.fixes[o] for o in fixed.applied if o != fid]
+            other = fixlib.fixed_copy(audit.root, audit.tmp / f"all-but-{fid}", audit.version, rest)
+            env = audit.leave_out(audit.unfixable)
+            passed, _ = _replay(audit.run, str(other.root), findings, env, [])
             for i, ok in enumerate(passed):
-                if ok and reproduces[i]:
-                    owners[i].append(fid)
-            test = extra.get(repro[fid])
-            row = rows[fid]
-            if test is None:
-                row["status"], row["detail"] = "not verified", "its regression test did not run"
-            elif _unchecked(test):  # no verdict either way: ctxaudit's own error
-                row["status"], row["detail"] = (
-                    "not verified",
-                    f"could not check ({_unchecked(test)})",
-                )
-            elif test["outcome"] == "passed":
-                row["status"] = "does not make the property hold"
-                row["detail"] = "its regression test still reproduces the finding with the fix"
-            elif test["outcome"] != "failed" or "AssertionError" not in test.get("longrepr", ""):
-                row["status"], row["detail"] = "not verified", _not_verified(test)
-            else:
-                row["status"] = VERIFIED
-                row["detail"] = "regression test reproduces without the fix, not with it"
-
-        # 2: the fully fixed tree, whole input space
-        applied = [fixes[fid] for fid in singles]
-        full = fixlib.fixed_copy(root, Path(tmp) / "all", version, applied)
-        for fid, why in full.failed.items():  # applies alone, not with the others
-            rows[fid]["status"], rows[fid]["detail"] = "does not apply", f"with the others: {why}"
-        combined = fixlib.diff_trees(root, full.root)
-        if combined:
-            patches.mkdir(parents=True, exist_ok=True)
-            atomic.write_text(patches / "combined.patch", combined)
-        none_applied = "" if full.applied else _why_no_fixes(report, rows)
-        if ticker:
-            count = f"{len(full.applied)} fixes" + (f": {none_applied}" if none_applied else "")
-            ticker(f"properties on the fixed tree ({count[:300]})")
-        runs = list(dict.fromkeys([report.seed, *seeds]))
-        tests = []
-        for n, seed in enumerate(runs, 1):
-            if ticker and len(runs) > 1:
-                ticker(f"properties on the fixed tree, seed {seed} ({n}/{len(runs)})")
-            env_fixed = leave_out(unfixable)
-            if seed != report.seed and seed is not None:
-                env_fixed["CTXAUDIT_SEED"] = str(seed)
-            tests += run(str(full.root), list(fixed_suites or suites), env_fixed, {})
-        fixed = TargetReport(
-            target=report.target, version=version, spec=str(full.root), profile=report.profile,
-            seed=report.seed, elapsed_s=0.0, exit_status=0, tests=tests,
-        )  # fmt: skip
-        judge(fixed, props)
-        if not tests:  # ctxaudit's run, not the tree: no verdict on any property
-            why = "the suite did not run on the fixed tree"
-            fixed.unchecked.append({"nodeid": "-", "properties": list(props), "why": why})
-            fixed.verdicts = {p: COULD_NOT_CHECK for p in props}
-        # a failure that goes away when one fix is left out: that fix breaks it
-        blamed: list[list[str]] = [[] for _ in fixed.findings]
-        if fixed.findings and len(full.applied) > 0 and tests:
-            for fid in full.applied:
-                rest = [fixes[o] for o in full.applied if o != fid]
-                other = fixlib.fixed_copy(root, Path(tmp) / f"all-but-{fid}", version, rest)
-                passed, _ = _replay(run, str(other.root), fixed.findings, leave_out(unfixable), [])
-                for i, ok in enumerate(passed):
-                    if ok:
-                        blamed[i].append(fid)
-        for f, who in zip(fixed.findings, blamed, strict=True):
-            f.owners = who
-            f.attribution = (
-                "goes away when the fix of " + " or ".join(who) + " is left out"
-                if who
-                else "new: present with every fix and without each one"
-            )
-            for fid in who:
-                if rows[fid]["status"] in (VERIFIED, "not verified"):
-                    rows[fid]["status"] = "breaks another property"
-                    rows[fid]["detail"] = f"on the fixed tree: {heading(f)}"
-
-    # attribution of the unfixed tree's failures
-    report.findings = []
-    for f, who, again, control_run in zip(failures, owners, reproduces, replayed, strict=True):
+                if ok:
+                    blamed[i].append(fid)
+    for f, who in zip(findings, blamed, strict=True):
         f.owners = who
-        if who:
-            f.attribution = "explained by the fix of " + " and of ".join(who)
-            f.rerun = attribute_command(report, f, who[0], unfixed_left_out)
+        f.attribution = (
+            "goes away when the fix of " + " or ".join(who) + " is left out"
+            if who
+            else "new: present with every fix and without each one"
+        )
+        for fid in who:
+            if audit.rows[fid]["status"] in (VERIFIED, "not verified"):
+                audit.rows[fid]["status"] = "breaks another property"
+                audit.rows[fid]["detail"] = f"on the fixed tree: {heading(f)}"
+
+
+def _attribute_failures(
+    audit: _FixAudit, failures: list[Finding], owners: list[list[str]], control: _Control
+) -> None:
+    """The unfixed tree's failures: those a single fix explains move to
+    ``report.attributed`` (with the command that reruns the attribution); the others
+    stay new, and say why."""
+    report = audit.report
+    report.findings = []
+    for i, f in enumerate(failures):
+        f.owners = owners[i]
+        if f.owners:
+            f.attribution = "explained by the fix of " + " and of ".join(f.owners)
+            f.rerun = attribute_command(report, f, f.owners[0], audit.unfixed_left_out)
             report.attributed.append(f)
-        elif _unchecked(control_run):
-            f.attribution = (
-                "new: not attributed, ctxaudit could not check its replay on an unfixed copy "
-                f"of the tree (the control: {_unchecked(control_run)})"
-            )
-            report.findings.append(f)
-        elif not again:
-            f.attribution = (
-                "new: not attributed, its replay does not fail on an unfixed copy of the "
-                "tree (the control), so no fix can be judged by it"
-            )
-            report.findings.append(f)
         else:
-            tried = ", ".join(singles) or "none applies"
-            f.attribution = f"new: no single fix explains it (fixes tried: {tried})"
+            f.attribution = _why_new(control.replayed[i], control.reproduces[i], audit.singles)
             report.findings.append(f)
+
+
+def _why_new(control_run: dict[str, Any] | None, reproduces: bool, tried: Iterable[str]) -> str:
+    """Why a failure of the unfixed tree is attributed to no fix, in words."""
+    if _unchecked(control_run):
+        return (
+            "new: not attributed, ctxaudit could not check its replay on an unfixed copy "
+            f"of the tree (the control: {_unchecked(control_run)})"
+        )
+    if not reproduces:
+        return (
+            "new: not attributed, its replay does not fail on an unfixed copy of the "
+            "tree (the control), so no fix can be judged by it"
+        )
+    return f"new: no single fix explains it (fixes tried: {', '.join(tried) or 'none applies'})"
+
+
+def _record(audit: _FixAudit, fixed: _FixedTree, elapsed_s: float) -> None:
+    """The report's ``fixes`` (a row per known finding) and ``fixed`` (the fully fixed
+    tree's results)."""
+    report = audit.report
     report.fixes = [
-        {**rows.get(k["id"], {}), "id": k["id"], "property": k["property"]}
+        {**audit.rows.get(k["id"], {}), "id": k["id"], "property": k["property"]}
         | ({} if k["affects"] else _not_affecting(k))
         for k in report.known
     ]
+    tree = fixed.report
     report.fixed = {
-        "applied": full.applied,
-        "none_applied": none_applied,
-        "combined_patch": "fixes/combined.patch" if combined else "",
-        "verdicts": fixed.verdicts,
-        "findings": [dataclasses.asdict(f) for f in fixed.findings],
-        "unchecked": fixed.unchecked,
+        "applied": fixed.applied,
+        "none_applied": fixed.none_applied,
+        "combined_patch": fixed.combined_patch,
+        "verdicts": tree.verdicts,
+        "findings": [dataclasses.asdict(f) for f in tree.findings],
+        "unchecked": tree.unchecked,
         "ok": (
-            not fixed.findings
-            and not fixed.unchecked  # its tests' properties read "could not check"
-            and FAILS not in fixed.verdicts.values()
+            not tree.findings
+            and not tree.unchecked  # its tests' properties read "could not check"
+            and FAILS not in tree.verdicts.values()
         ),
-        "seeds": runs,
-        "left_out": unfixable,
-        "elapsed_s": round(time.monotonic() - started, 1),
+        "seeds": fixed.seeds,
+        "left_out": audit.unfixable,
+        "elapsed_s": elapsed_s,
     }
 
 
@@ -440,26 +579,34 @@ def attribute_command(
     return cmd + f" '{failure.test}'"
 
 
-def attribute(
-    root: Path,
-    version: str,
-    fix: fixlib.Fix,
-    test: str,
-    blob: str | None,
-    run: Runner,
-    env: dict[str, str],
-) -> tuple[str, bool]:
-    """One attribution, alone: replay ``test`` (its example ``blob``, or a plain rerun)
-    on an unfixed copy of the tree and on the copy with ``fix`` alone. Returns what
+@dataclasses.dataclass(frozen=True)
+class Attribution:
+    """One attribution to rerun alone (:func:`attribute`): the tree at ``root`` (its
+    version's name ``version`` orders the forms a fix tries), the ``fix``, the failing
+    ``test`` and its example ``blob`` (the bytes literal of its ``@reproduce_failure``;
+    None: a plain rerun), and ``env``, the environment of both runs."""
+
+    root: Path
+    version: str
+    fix: fixlib.Fix
+    test: str
+    blob: str | None
+    env: Mapping[str, str]
+
+
+def attribute(one: Attribution, run: Runner) -> tuple[str, bool]:
+    """One attribution, alone: replay the test (its example, or a plain rerun) on an
+    unfixed copy of the tree and on the copy with the fix alone. Returns what
     happened, in words, and whether the fix explains the failure (it fails without the
     fix, and runs through with it)."""
     import hypothesis
 
+    fix, test, env = one.fix, one.test, dict(one.env)
     failure = Finding([], "", test, "")
-    replays = {test: [hypothesis.__version__, blob]} if blob else {}
+    replays = {test: [hypothesis.__version__, one.blob]} if one.blob else {}
     with tempfile.TemporaryDirectory(prefix="ctxaudit-attribute-") as tmp:
-        plain = fixlib.fixed_copy(root, Path(tmp) / "unfixed", version, [])
-        fixed = fixlib.fixed_copy(root, Path(tmp) / "fixed", version, [fix])
+        plain = fixlib.fixed_copy(one.root, Path(tmp) / "unfixed", one.version, [])
+        fixed = fixlib.fixed_copy(one.root, Path(tmp) / "fixed", one.version, [fix])
         if fixed.failed:
             return f"the fix does not apply: {fixed.failed[fix.finding]}", False
         without = _outcomes(run(str(plain.root), [test], env, replays)).get(test)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxaudit import targets
 from ctxaudit.cli import build_parser
-from ctxaudit.fixaudit import attribute_command, fix_audit
+from ctxaudit.fixaudit import FixAuditOptions, attribute_command, fix_audit
 from ctxaudit.target_report import Finding, TargetReport
 
 BLOB = "You can reproduce this example by temporarily adding @reproduce_failure('6.1', b'AXic') as a decorator"  # noqa: E501
@@ -70,8 +70,14 @@ def test_the_replays_leave_out_what_the_unfixed_run_left_out(tmp_path: Path) -> 
         return inner(copy, paths, env, replays)
 
     r = report(["X", "Y"])
-    fix_audit(r, tree(tmp_path), run, ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out",
-              fixes={"X": FIX_X}, left_out=["Y"])  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        run,
+        FixAuditOptions(
+            ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": FIX_X}, left_out=["Y"]
+        ),
+    )
     replays = envs[:2]  # the control, then X's tree
     assert all(e["CTXAUDIT_FINDINGS"] == "Y" for e in replays), replays
     (attributed,) = r.attributed

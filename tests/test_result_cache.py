@@ -248,8 +248,10 @@ def test_mutate_fixed_mutates_the_fix_audits_tree(
 
     calls: list[list[str]] = []
 
-    def mutation(*args: object, fixes: list[str] = [], **kw: object) -> tuple[int, str]:  # noqa: B006
-        calls.append(list(fixes))
+    def mutation(
+        *args: object, options: audit_mod.MutationOptions, **kw: object
+    ) -> tuple[int, str]:
+        calls.append(list(options.fixes))
         return 0, "gate passed"
 
     monkeypatch.setattr(audit_mod, "run_target", with_fix_audit)

@@ -14,7 +14,7 @@ import pytest
 
 from ctxaudit import fixes as fixlib
 from ctxaudit.audit import render_markdown
-from ctxaudit.fixaudit import VERIFIED, fix_audit
+from ctxaudit.fixaudit import VERIFIED, FixAuditOptions, fix_audit
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.target_report import Finding, TargetReport
 
@@ -178,8 +178,18 @@ def audit(
     tmp_path: Path, r: TargetReport, run: Any, fixes: dict[str, Fix] | None = None
 ) -> list[str]:
     ticks: list[str] = []
-    fix_audit(r, tree(tmp_path), run, ["suites"], {"P": "p"}, tmp_path / "out",
-              ticker=ticks.append, fixes={"X": FIX_X} if fixes is None else fixes)  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        run,
+        FixAuditOptions(
+            ["suites"],
+            {"P": "p"},
+            tmp_path / "out",
+            ticker=ticks.append,
+            fixes={"X": FIX_X} if fixes is None else fixes,
+        ),
+    )
     return ticks
 
 
@@ -216,8 +226,12 @@ def test_the_fully_fixed_tree_could_not_check_what_its_harness_could_not(
         {**record("test_q", "passed"), "properties": ["Q"]},
     ]
     r = report()
-    fix_audit(r, tree(tmp_path), runner([record("test_reg", "failed", "AssertionError: P")], suite),
-              ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": FIX_X})  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        runner([record("test_reg", "failed", "AssertionError: P")], suite),
+        FixAuditOptions(["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": FIX_X}),
+    )
     fixed = r.fixed
     assert fixed["verdicts"] == {"P": "could not check", "Q": "holds"}, fixed["verdicts"]
     assert not fixed["findings"] and not fixed["ok"]  # no finding, and no "holds" either
@@ -229,8 +243,12 @@ def test_the_fully_fixed_tree_could_not_check_what_its_harness_could_not(
 
 def test_a_fixed_tree_whose_suite_did_not_run_has_no_verdict(tmp_path: Path) -> None:
     r = report()
-    fix_audit(r, tree(tmp_path), runner([record("test_reg", "failed", "AssertionError: P")], []),
-              ["suites"], {"P": "p"}, tmp_path / "out", fixes={"X": FIX_X})  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        runner([record("test_reg", "failed", "AssertionError: P")], []),
+        FixAuditOptions(["suites"], {"P": "p"}, tmp_path / "out", fixes={"X": FIX_X}),
+    )
     assert r.fixed["verdicts"] == {"P": "could not check"} and not r.fixed["findings"]
 
 

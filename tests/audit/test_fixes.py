@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ctxaudit import fixes as fixlib
-from ctxaudit.fixaudit import VERIFIED, attribute, fix_audit
+from ctxaudit.fixaudit import VERIFIED, Attribution, FixAuditOptions, attribute, fix_audit
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.replay import parse_blob, ran_through
 from ctxaudit.target_report import Finding, TargetReport
@@ -117,8 +117,12 @@ def test_verify_attribute_and_the_fixed_tree(tmp_path: Path, wrong: bool) -> Non
     calls: list[Any] = []
     r = report(["X", "Y", "Z"])
     fixes = {"X": WRONG if wrong else FIX_X, "Y": NOT_APPLYING}
-    fix_audit(r, tree(tmp_path), fake_runner(calls), ["suites"], {"P": "p", "Q": "q"},
-              tmp_path / "out", fixes=fixes)  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        fake_runner(calls),
+        FixAuditOptions(["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes=fixes),
+    )
     status = {x["id"]: x["status"] for x in r.fixes}
     # a fix that does not apply, and a finding with no fix: reported, with why
     assert status["Y"] == "does not apply" and status["Z"] == "no fix"
@@ -142,8 +146,12 @@ def test_verify_attribute_and_the_fixed_tree(tmp_path: Path, wrong: bool) -> Non
 def test_a_fix_that_does_not_make_the_property_hold(tmp_path: Path) -> None:
     useless = Fix("X", (Form("*", (Edit("engine/a.py", "C = 1\n", "C = 2\n"),)),))
     r = report(["X"])
-    fix_audit(r, tree(tmp_path), fake_runner([]), ["suites"], {"P": "p", "Q": "q"},
-              tmp_path / "out", fixes={"X": useless})  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        fake_runner([]),
+        FixAuditOptions(["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": useless}),
+    )
     assert r.fixes[0]["status"] == "does not make the property hold"
     assert not r.attributed and len(r.findings) == 2  # nothing explained
 
@@ -164,8 +172,12 @@ def test_a_failure_that_does_not_replay_without_the_fix_is_attributed_to_none(
 
     r = report(["X"])
     r.findings.append(Finding(["P"], "P: test_flaky broke", "test_flaky", ""))
-    fix_audit(r, tree(tmp_path), run, ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out",
-              fixes={"X": FIX_X})  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        run,
+        FixAuditOptions(["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": FIX_X}),
+    )
     assert [f.test for f in r.attributed] == ["test_p"]
     flaky = [f for f in r.findings if f.test == "test_flaky"]
     assert flaky and flaky[0].owners == [] and "control" in flaky[0].attribution
@@ -194,19 +206,21 @@ def test_a_replay_runs_through_only_as_recorded() -> None:
 def test_attribute_reruns_one_attribution(tmp_path: Path) -> None:
     root = tree(tmp_path)
     blob = "b'AXic'"
-    text, ok = attribute(root, "0.3", FIX_X, "test_p", blob, fake_runner([]), {})
+    text, ok = attribute(Attribution(root, "0.3", FIX_X, "test_p", blob, {}), fake_runner([]))
     assert ok and "without the fix: fails (P: test_p broke)" in text, text
     useless = Fix("X", (Form("*", (Edit("engine/a.py", "C = 1\n", "C = 2\n"),)),))
-    text, ok = attribute(root, "0.3", useless, "test_p", blob, fake_runner([]), {})
+    text, ok = attribute(Attribution(root, "0.3", useless, "test_p", blob, {}), fake_runner([]))
     assert not ok and "not explained" in text
-    text, ok = attribute(root, "0.3", NOT_APPLYING, "test_p", blob, fake_runner([]), {})
+    text, ok = attribute(
+        Attribution(root, "0.3", NOT_APPLYING, "test_p", blob, {}), fake_runner([])
+    )
     assert not ok and "does not apply" in text
 
 
 def test_attribute_command_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    from ctxaudit.audit import run_attribute
+    from ctxaudit.audit import AttributeRequest, run_attribute
 
-    assert run_attribute("ledger", "GR-GAP-062", "t", None, "ci", None) == 2
+    assert run_attribute(AttributeRequest("ledger", "GR-GAP-062", "t")) == 2
     assert "one gitreins version" in capsys.readouterr().err
 
 
@@ -227,8 +241,14 @@ def test_the_fixed_tree_runs_under_each_seed(tmp_path: Path) -> None:
         return out
 
     r = report(["X"])
-    fix_audit(r, tree(tmp_path), run, ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out",
-              fixes={"X": FIX_X}, seeds=(7, 8, 1))  # fmt: skip
+    fix_audit(
+        r,
+        tree(tmp_path),
+        run,
+        FixAuditOptions(
+            ["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": FIX_X}, seeds=(7, 8, 1)
+        ),
+    )
     assert r.fixed["seeds"] == [1, 7, 8] and seen[:3] == [None, "7", "8"]
     assert r.fixed["verdicts"]["Q"] == "fails" and not r.fixed["ok"]
 
@@ -246,6 +266,10 @@ def test_a_regression_run_holds_its_finding_to_reproduce(tmp_path: Path) -> None
             envs.append(dict(env))
         return inner(tree, paths, env, replays)
 
-    fix_audit(report(["X"]), tree(tmp_path), run, ["suites"], {"P": "p", "Q": "q"},
-              tmp_path / "out", fixes={"X": FIX_X})  # fmt: skip
+    fix_audit(
+        report(["X"]),
+        tree(tmp_path),
+        run,
+        FixAuditOptions(["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": FIX_X}),
+    )
     assert envs and all(e.get("CTXAUDIT_FINDINGS_ASSUMED") == "X" for e in envs)

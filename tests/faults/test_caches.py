@@ -434,9 +434,8 @@ def test_a_crashed_mutation_run_is_not_a_verdict_and_is_not_stored(
     # the audit's run of the same: its exit code is no verdict, so nothing is stored
     steps = result_cache.StepCaches(True, result_cache.StepCache(tmp_path / "steps"))
     target = Described("ledger", "", "0.1.0")
-    code, output = audit.run_mutation(
-        target, tmp_path / "audit", other_sample=1.0, peer=False, only=["ledger/owner.py:*"]
-    )
+    options = audit.MutationOptions(other_sample=1.0, peer=False, only=["ledger/owner.py:*"])
+    code, output = audit.run_mutation(target, tmp_path / "audit", options=options)
     assert code >= 2, output[-2000:]
     steps.store_mutation(KEY, code, output, target, tmp_path / "audit")
     assert not list((tmp_path / "steps").rglob("*.json"))

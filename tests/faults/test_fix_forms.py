@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ctxaudit.audit import render_markdown
-from ctxaudit.fixaudit import VERIFIED, fix_audit
+from ctxaudit.fixaudit import VERIFIED, FixAuditOptions, fix_audit
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.target_report import TargetReport
 
@@ -85,8 +85,12 @@ def test_a_harness_error_in_the_fix_runs_is_no_verdict(tmp_path: Path) -> None:
     r = TargetReport("gitreins", "0.3", "spec", "ci", 1, 0.0, 1)
     r.known = [{"id": "X", "property": "P", "summary": "x", "region": "x", "repro": "test_reg",
                 "registered": True, "affects": True}]  # fmt: skip
-    fix_audit(r, root, run_pytest(tmp_path), ["test_p"], {"P": "p"}, tmp_path / "out",
-              fixes={"X": fix})  # fmt: skip
+    fix_audit(
+        r,
+        root,
+        run_pytest(tmp_path),
+        FixAuditOptions(["test_p"], {"P": "p"}, tmp_path / "out", fixes={"X": fix}),
+    )
     (row,) = r.fixes
     assert row["status"] != VERIFIED and row["status"] == "not verified", row
     assert row["detail"].startswith("could not check (CouldNotCheck: could not observe the "), row

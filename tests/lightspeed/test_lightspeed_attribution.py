@@ -28,7 +28,7 @@ import pytest
 
 from ctxaudit import replay, targets
 from ctxaudit.audit import _pytest
-from ctxaudit.fixaudit import fix_audit
+from ctxaudit.fixaudit import FixAuditOptions, fix_audit
 from ctxaudit.target_report import TargetReport, judge
 from ctxaudit.targets.base import Described, known_entry
 from ctxaudit.targets.lightspeed import findings as lsfindings
@@ -73,12 +73,13 @@ def test_a_failure_in_a_kept_region_is_attributed_to_its_fix(
         as_tree = Described(kind.name, copy, target.version, lightspeed_repo)
         return _pytest(as_tree, paths, "ci", seed, env)[1]
 
-    fix_audit(
-        report, resolved.root, run, list(kind.suites), dict(kind.properties),
-        tmp_path / "out", fixes={KEPT_IN: targets.fixes()[KEPT_IN]},
-        version_name=kind.fix_version(resolved), leave_out=lambda ids: kind.copy_env(resolved, ids),
-        fixed_suites=[NOTHING], left_out=left_out,
+    options = FixAuditOptions(
+        list(kind.suites), dict(kind.properties), tmp_path / "out",
+        fixes={KEPT_IN: targets.fixes()[KEPT_IN]}, version_name=kind.fix_version(resolved),
+        leave_out=lambda ids: kind.copy_env(resolved, ids), fixed_suites=[NOTHING],
+        left_out=left_out,
     )  # fmt: skip
+    fix_audit(report, resolved.root, run, options)
     assert not report.findings, [(f.message, f.attribution) for f in report.findings]
     # the kept-in region fails in the lockstep and in the fixed programs that meet it:
     # each failure is attributed to the one fix
