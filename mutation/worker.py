@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,27 @@ RESTART = 75
 DETECTED = ("killed", "timeout", "crashed")
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """One pass over mutants: 1 (every mutant), 2 (the recheck) or 3 (the seed recheck),
+    the seed it runs under, and the order of a mutant's tests (None: the usual order)."""
+
+    number: int
+    seed: int
+    order: Callable[[dict[str, Any]], list[Any]] | None = None
+
+
+@dataclass
+class _PassState:
+    """A pass under way: the mutants waiting, the children running, the verdicts."""
+
+    queue: list[dict[str, Any]]
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: mutants whose child died by a signal not ours once, and how
+    died_once: dict[str, str] = field(default_factory=dict)
+    running: list[_Job] = field(default_factory=list)
+
+
 @dataclass
 class Plugin:
     plan: dict[str, Any]
@@ -62,6 +84,19 @@ class Plugin:
     #: verdicts of an earlier start of this run (``plan["resume"]``), by (pass, seed, id)
     replayed: dict[tuple[int, int, str], dict[str, Any]] = field(default_factory=dict)
     resumed_baseline: dict[str, Any] | None = None
+    #: the baseline's record of each test (duration, functions reached, seed use)
+    base_tests: dict[str, Any] = field(default_factory=dict)
+    #: tests that fail unmutated (left out), and the rest
+    failing: set[str] = field(default_factory=set)
+    usable: list[Any] = field(default_factory=list)
+    #: per trampolined function: the usable tests that reach it, fastest first
+    by_function: dict[str, list[Any]] = field(default_factory=dict)
+    #: tests whose verdict cannot depend on the seed (no Hypothesis randomness)
+    seed_free: set[str] = field(default_factory=set)
+    #: per function: how often each test killed one of its mutants (those go first)
+    kills: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: per mutant: the tests that passed in pass 1
+    passed_first: dict[str, set[str]] = field(default_factory=dict)
 
     # -- helpers run in a child -------------------------------------------------
     def _run_items(self, items: list[Any], stop_at_first_failure: bool) -> dict[str, Any]:
@@ -180,238 +215,251 @@ class Plugin:
         return payload
 
     def run(self) -> None:
-        plan = self.plan
+        """The whole run: the baseline, pass 1 over every mutant, pass 2 (the recheck of
+        the mutants the plan's ``recheck`` names) and pass 3 (the seed recheck), then
+        ``done``."""
         t0 = time.monotonic()
         with contextlib.suppress(ImportError):
             install_seed_hook()
-        inline = plan.get("isolation") == "process"
+        self._take_baseline(t0)
+        self._check_reached()
+        seeds = [int(x) for x in self.plan.get("seeds") or [0]]
+        first = self._run_pass(self.plan["mutants"], _Pass(1, seeds[0]))
+        again = self._to_recheck(first)
+        second = self._run_pass(again, _Pass(2, seeds[0])) if again else {}
+        if len(seeds) > 1:
+            self._seed_recheck(first, second, seeds)
+        self._emit({"event": "done", "seconds": time.monotonic() - t0})
+
+    @property
+    def _in_process(self) -> bool:
+        """Mutants run one after another in this process (``isolation = "process"``)."""
+        return self.plan.get("isolation") == "process"
+
+    def _take_baseline(self, t0: float) -> None:
+        """Run the baseline (after a restart: read back the first start's), index the
+        tests that pass unmutated by the functions they reach, fastest first, and report
+        the baseline (the first start only)."""
         self._load_resume()
         resumed = self.resumed_baseline is not None
         base = self.resumed_baseline if self.resumed_baseline is not None else self._baseline()
         base_time = time.monotonic() - t0
-        if inline and not resumed:  # what a restarted worker needs to go on
+        if self._in_process and not resumed:  # what a restarted worker needs to go on
             self._emit({"event": "baseline_detail", "payload": base})
         if resumed:
             # the session's fixtures (a service, the known findings it leaves out) are
             # set up by the unmutated target, as in the first start: one test, no mutant
             warm = [it for it in self.items if it.nodeid not in set(base["failed"])][:1]
             self._inline({"name": ""}, warm, 3600.0, False, self.plan["seeds"][0], None)
-        tests = base["tests"]
-        failing = set(base["failed"])
-        usable = [it for it in self.items if it.nodeid not in failing]
-        by_function: dict[str, list[Any]] = {}
-        for it in usable:
+        tests = self.base_tests = base["tests"]
+        self.failing = set(base["failed"])
+        self.usable = [it for it in self.items if it.nodeid not in self.failing]
+        for it in self.usable:
             for fn in tests[it.nodeid]["hits"]:
-                by_function.setdefault(fn, []).append(it)
-        for lst in by_function.values():
+                self.by_function.setdefault(fn, []).append(it)
+        for lst in self.by_function.values():
             lst.sort(key=lambda it: (tests[it.nodeid]["duration"], it.nodeid))
+        # tests whose verdict cannot depend on the seed: they never asked Hypothesis
+        # for a random source in the baseline
+        self.seed_free = {n for n, t in tests.items() if not t.get("hypothesis")}
         if not resumed:
             self._emit(
                 {
                     "event": "baseline",
                     "seconds": base_time,
                     "tests": len(self.items),
-                    "failing": sorted(failing),
-                    "functions_reached": sorted(by_function),
+                    "failing": sorted(self.failing),
+                    "functions_reached": sorted(self.by_function),
                     "modules": {
                         name: getattr(sys.modules.get(name), "__file__", None)
-                        for name in plan["modules"]
+                        for name in self.plan["modules"]
                     },
                 }
             )
+
+    def _check_reached(self) -> None:
+        """No mutant can be judged when no test reached a mutated function: the worker
+        stops, saying whether the suite fails unmutated or the target was not imported
+        from the work copy."""
+        plan, failing = self.plan, self.failing
         # a mutant whose function only subprocess tests reach (also_tests) is still judged
         reached_elsewhere = any(mu.get("also_tests") for mu in plan["mutants"])
-        if not by_function and not reached_elsewhere and not plan.get("allow_unreached"):
-            if failing and not usable:  # not a path problem: the suite fails unmutated
-                shown = ", ".join(sorted(failing)[:3]) + (" ..." if len(failing) > 3 else "")
-                raise SystemExit(
-                    f"mutation worker: every test fails on the unmutated tree ({shown}), so no "
-                    "mutant can be judged; run the suite on the tree (the mutation profile) "
-                    "and mend or record the failure first"
-                )
+        if self.by_function or reached_elsewhere or plan.get("allow_unreached"):
+            return
+        if failing and not self.usable:  # not a path problem: the suite fails unmutated
+            shown = ", ".join(sorted(failing)[:3]) + (" ..." if len(failing) > 3 else "")
             raise SystemExit(
-                "mutation worker: no test reached a mutated function - is the target "
-                "imported from the work copy?"
+                f"mutation worker: every test fails on the unmutated tree ({shown}), so no "
+                "mutant can be judged; run the suite on the tree (the mutation profile) "
+                "and mend or record the failure first"
             )
-        factor, const = plan["timeout_factor"], plan["timeout_constant"]
-        # tests that killed a mutant of a function go first for its next mutants
-        kills: dict[str, dict[str, int]] = {}
+        raise SystemExit(
+            "mutation worker: no test reached a mutated function - is the target "
+            "imported from the work copy?"
+        )
 
-        def ordered(mu: dict[str, Any]) -> list[Any]:
-            key = mu["function_key"]
-            seen = kills.get(key, {})
-            extra = tuple(mu.get("also_tests", ()))
-            chosen = {it.nodeid: it for it in by_function.get(key, [])}
-            if extra:
-                chosen.update({it.nodeid: it for it in usable if it.nodeid.startswith(extra)})
-            return sorted(
-                chosen.values(),
-                key=lambda it: (-seen.get(it.nodeid, 0), tests[it.nodeid]["duration"], it.nodeid),
+    def _ordered(self, mu: dict[str, Any]) -> list[Any]:
+        """The tests a mutant runs: those that reach its function (and its subprocess
+        tests), the ones that killed its function's other mutants first, then fastest."""
+        key = mu["function_key"]
+        seen = self.kills.get(key, {})
+        extra = tuple(mu.get("also_tests", ()))
+        chosen = {it.nodeid: it for it in self.by_function.get(key, [])}
+        if extra:
+            chosen.update({it.nodeid: it for it in self.usable if it.nodeid.startswith(extra)})
+        tests = self.base_tests
+        return sorted(
+            chosen.values(),
+            key=lambda it: (-seen.get(it.nodeid, 0), tests[it.nodeid]["duration"], it.nodeid),
+        )
+
+    def _verdict(
+        self,
+        mu: dict[str, Any],
+        pas: _Pass,
+        status: str,
+        payload: dict[str, Any],
+        seconds: float,
+        ntests: int,
+    ) -> dict[str, Any]:
+        """The result record of a mutant's run in a pass: its verdict, its killer and
+        whether that test is seed-free, the tests that passed (pass 1), why it crashed."""
+        verdict = {"fail": "killed", "pass": "survived"}.get(status, status)
+        rec: dict[str, Any] = {
+            "event": "result",
+            "pass": pas.number,
+            "seed": pas.seed,
+            "id": mu["id"],
+            "status": verdict,
+            "seconds": seconds,
+            "tests": ntests,
+        }
+        if verdict == "killed" and payload.get("failed"):
+            rec["killed_by"] = payload["failed"][0]
+            rec["seed_free"] = rec["killed_by"] in self.seed_free
+            rec["tests_completed"] = len(payload.get("tests", {}))
+        if pas.number == 1:
+            rec["passed"] = sorted(
+                n for n, t in payload.get("tests", {}).items() if not t["failed"]
             )
+        if verdict in ("crashed", "error"):
+            rec["reason"] = payload.get("reason") or payload.get("error", "")
+        return rec
 
-        seeds = [int(x) for x in plan.get("seeds") or [0]]
-        # tests whose verdict cannot depend on the seed: they never asked Hypothesis
-        # for a random source in the baseline
-        seed_free = {n for n, t in tests.items() if not t.get("hypothesis")}
-        passed_first: dict[str, set[str]] = {}
+    def _account(self, mu: dict[str, Any], rec: dict[str, Any]) -> None:
+        """Note a result: its killer goes first for its function's next mutants; pass 1's
+        passing tests are what pass 3 need not run again."""
+        if rec.get("killed_by"):
+            per = self.kills.setdefault(mu["function_key"], {})
+            per[rec["killed_by"]] = per.get(rec["killed_by"], 0) + 1
+        if rec["pass"] == 1:
+            self.passed_first[mu["id"]] = set(rec.get("passed", ()))
 
-        def settle(
-            mu: dict[str, Any],
-            pass_no: int,
-            seed: int,
-            status: str,
-            payload: dict[str, Any],
-            seconds: float,
-            ntests: int,
-        ) -> dict[str, Any]:
-            verdict = {"fail": "killed", "pass": "survived"}.get(status, status)
-            rec: dict[str, Any] = {
-                "event": "result",
-                "pass": pass_no,
-                "seed": seed,
-                "id": mu["id"],
-                "status": verdict,
-                "seconds": seconds,
-                "tests": ntests,
+    def _record(self, mu: dict[str, Any], rec: dict[str, Any], state: _PassState) -> None:
+        """A mutant's result in a pass: noted, kept as the pass's verdict, written out."""
+        self._account(mu, rec)
+        state.verdicts[mu["id"]] = rec
+        self._emit(rec)
+
+    def _run_pass(self, mutants: list[dict[str, Any]], pas: _Pass) -> dict[str, dict[str, Any]]:
+        """Run ``mutants`` in a pass, ``jobs`` children at a time (one after another in
+        this process without forks); their result records by id."""
+        state = _PassState(queue=list(mutants))
+        jobs = 1 if self._in_process else max(1, int(self.plan.get("jobs", 1)))
+        while state.queue or state.running:
+            while state.queue and len(state.running) < jobs:
+                self._start(state.queue.pop(0), pas, state)
+            if state.running:
+                self._collect(pas, state)
+        return state.verdicts
+
+    def _start(self, mu: dict[str, Any], pas: _Pass, state: _PassState) -> None:
+        """Start a mutant's run: its verdict from before a restart, ``no-coverage`` when
+        no test reaches it, its run in this process (to the end), or a child."""
+        earlier = self.replayed.get((pas.number, pas.seed, mu["id"]))
+        if earlier is not None:  # decided before a restart
+            self._account(mu, earlier)
+            state.verdicts[mu["id"]] = earlier
+            return
+        items = pas.order(mu) if pas.order else self._ordered(mu)
+        if not items:
+            rec = self._verdict(mu, pas, "no-coverage", {}, 0.0, 0)
+            state.verdicts[mu["id"]] = rec
+            self._emit(rec)
+            return
+        budget = sum(self.base_tests[it.nodeid]["duration"] for it in items)
+        timeout = self.plan["timeout_factor"] * budget + self.plan["timeout_constant"]
+        if not self._in_process:
+            state.running.append(self._fork(mu, items, timeout, stop=True, seed=pas.seed))
+            return
+        started = time.monotonic()
+        hang = self._verdict(mu, pas, "timeout", {}, timeout, len(items))
+        status, payload = self._inline(mu, items, timeout, True, pas.seed, hang)
+        rec = self._verdict(mu, pas, status, payload, time.monotonic() - started, len(items))
+        self._record(mu, rec, state)
+
+    def _collect(self, pas: _Pass, state: _PassState) -> None:
+        """Wait for the first running child to finish or outlive its time, and take the
+        result of each that did."""
+        now = time.monotonic()
+        wait = max(0.0, min(j.deadline for j in state.running) - now)
+        ready, _, _ = select.select([j.fd for j in state.running], [], [], wait)
+        for job in list(state.running):
+            done = job.fd in ready and _drain(job)
+            if not done and time.monotonic() < job.deadline:
+                continue
+            status, payload = _wait(job, block=True)
+            state.running.remove(job)
+            self._finished(job, (status, payload), pas, state)
+
+    def _finished(
+        self, job: _Job, outcome: tuple[str, dict[str, Any]], pas: _Pass, state: _PassState
+    ) -> None:
+        """A child's outcome as its mutant's result; a child killed from outside (the OOM
+        killer, an operator) gives no verdict: it runs once more, and a second death makes
+        the mutant an error, never a kill."""
+        status, payload = outcome
+        if status == "died":
+            mid = job.mutant["id"]
+            if mid not in state.died_once:
+                state.died_once[mid] = payload["reason"]
+                self._emit(
+                    {"event": "rerun", "pass": pas.number, "seed": pas.seed, "id": mid,
+                     "reason": payload["reason"]}
+                )  # fmt: skip
+                state.queue.insert(0, job.mutant)
+                return
+            status = "error"
+            payload = {
+                "reason": f"{state.died_once[mid]} in the first run, "
+                f"{payload['reason']} in the rerun"
             }
-            if verdict == "killed" and payload.get("failed"):
-                rec["killed_by"] = payload["failed"][0]
-                rec["seed_free"] = rec["killed_by"] in seed_free
-                rec["tests_completed"] = len(payload.get("tests", {}))
-            if pass_no == 1:
-                rec["passed"] = sorted(
-                    n for n, t in payload.get("tests", {}).items() if not t["failed"]
-                )
-            if verdict in ("crashed", "error"):
-                rec["reason"] = payload.get("reason") or payload.get("error", "")
-            return rec
+        rec = self._verdict(
+            job.mutant, pas, status, payload, time.monotonic() - job.started, job.tests
+        )
+        self._record(job.mutant, rec, state)
 
-        def account(mu: dict[str, Any], rec: dict[str, Any]) -> None:
-            if rec.get("killed_by"):
-                per = kills.setdefault(mu["function_key"], {})
-                per[rec["killed_by"]] = per.get(rec["killed_by"], 0) + 1
-            if rec["pass"] == 1:
-                passed_first[mu["id"]] = set(rec.get("passed", ()))
-
-        def run_pass(
-            mutants: list[dict[str, Any]],
-            pass_no: int,
-            seed: int,
-            order: Any = None,
-        ) -> dict[str, dict[str, Any]]:
-            verdicts: dict[str, dict[str, Any]] = {}
-            queue = list(mutants)
-            #: mutants whose child died by a signal not ours once, and how
-            died_once: dict[str, str] = {}
-            running: list[_Job] = []
-            jobs = 1 if inline else max(1, int(plan.get("jobs", 1)))
-            while queue or running:
-                while queue and len(running) < jobs:
-                    mu = queue.pop(0)
-                    earlier = self.replayed.get((pass_no, seed, mu["id"]))
-                    if earlier is not None:  # decided before a restart
-                        account(mu, earlier)
-                        verdicts[mu["id"]] = earlier
-                        continue
-                    items = order(mu) if order else ordered(mu)
-                    if not items:
-                        rec = settle(mu, pass_no, seed, "no-coverage", {}, 0.0, 0)
-                        verdicts[mu["id"]] = rec
-                        self._emit(rec)
-                        continue
-                    budget = sum(tests[it.nodeid]["duration"] for it in items)
-                    timeout = factor * budget + const
-                    if inline:
-                        started = time.monotonic()
-                        hang = settle(mu, pass_no, seed, "timeout", {}, timeout, len(items))
-                        status, payload = self._inline(mu, items, timeout, True, seed, hang)
-                        rec = settle(
-                            mu,
-                            pass_no,
-                            seed,
-                            status,
-                            payload,
-                            time.monotonic() - started,
-                            len(items),
-                        )
-                        account(mu, rec)
-                        verdicts[mu["id"]] = rec
-                        self._emit(rec)
-                        continue
-                    running.append(self._fork(mu, items, timeout, stop=True, seed=seed))
-                if not running:
-                    continue
-                now = time.monotonic()
-                wait = max(0.0, min(j.deadline for j in running) - now)
-                ready, _, _ = select.select([j.fd for j in running], [], [], wait)
-                for job in list(running):
-                    done = job.fd in ready and _drain(job)
-                    if not done and time.monotonic() < job.deadline:
-                        continue
-                    status, payload = _wait(job, block=True)
-                    running.remove(job)
-                    if status == "died":
-                        # killed from outside (the OOM killer, an operator): no verdict.
-                        # Run it once more; a second death makes it an error, never a kill
-                        mid = job.mutant["id"]
-                        if mid not in died_once:
-                            died_once[mid] = payload["reason"]
-                            self._emit(
-                                {"event": "rerun", "pass": pass_no, "seed": seed, "id": mid,
-                                 "reason": payload["reason"]}
-                            )  # fmt: skip
-                            queue.insert(0, job.mutant)
-                            continue
-                        status = "error"
-                        payload = {
-                            "reason": f"{died_once[mid]} in the first run, "
-                            f"{payload['reason']} in the rerun"
-                        }
-                    rec = settle(
-                        job.mutant,
-                        pass_no,
-                        seed,
-                        status,
-                        payload,
-                        time.monotonic() - job.started,
-                        job.tests,
-                    )
-                    account(job.mutant, rec)
-                    verdicts[job.mutant["id"]] = rec
-                    self._emit(rec)
-            return verdicts
-
-        first = run_pass(plan["mutants"], 1, seeds[0])
-        recheck = plan.get("recheck", "survivors")
+    def _to_recheck(self, first: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        """The mutants pass 2 runs again (the plan's ``recheck``): all, or the survivors
+        and timeouts (of the gated kinds only, for ``gated``), or none."""
+        mutants = self.plan["mutants"]
+        recheck = self.plan.get("recheck", "survivors")
         if recheck == "all":
-            again = plan["mutants"]
-        elif recheck in ("survivors", "gated"):
-            again = [
+            return list(mutants)
+        if recheck in ("survivors", "gated"):
+            return [
                 mu
-                for mu in plan["mutants"]
+                for mu in mutants
                 if first[mu["id"]]["status"] in ("survived", "timeout")
                 and (recheck == "survivors" or mu.get("gated"))
             ]
-        else:
-            again = []
-        second = run_pass(again, 2, seeds[0]) if again else {}
-        if len(seeds) > 1:
-            self._seed_recheck(
-                plan, first, second, seeds, seed_free, passed_first, run_pass, ordered, tests
-            )
-        self._emit({"event": "done", "seconds": time.monotonic() - t0})
+        return []
 
     def _seed_recheck(
         self,
-        plan: dict[str, Any],
         first: dict[str, dict[str, Any]],
         second: dict[str, dict[str, Any]],
         seeds: list[int],
-        seed_free: set[str],
-        passed_first: dict[str, set[str]],
-        run_pass: Any,
-        ordered: Any,
-        tests: dict[str, Any],
     ) -> None:
         """Pass 3: each gated mutant killed in pass 1 by a test that depends on the seed
         runs again under every other seed, until a seed lets it survive (seed-dependent)
@@ -419,39 +467,38 @@ class Plugin:
         tests that did not already pass in pass 1 go first, then the pass-1 killer."""
         undecided = [
             mu
-            for mu in plan["mutants"]
+            for mu in self.plan["mutants"]
             if mu.get("gated")
             and first[mu["id"]]["status"] in DETECTED
             and not first[mu["id"]].get("seed_free")
             and second.get(mu["id"], {}).get("status", "killed") in ("killed", "timeout")
         ]
-
-        def order_for(mu: dict[str, Any]) -> list[Any]:
-            done = passed_first.get(mu["id"], set())
-            killer = first[mu["id"]].get("killed_by")
-
-            def rank(it: Any) -> int:
-                if it.nodeid in seed_free:
-                    return 0
-                return 1 if it.nodeid == killer else 2
-
-            # a seed-free test that passed in pass 1 passes under any seed: left out
-            chosen = [
-                it for it in ordered(mu) if not (it.nodeid in seed_free and it.nodeid in done)
-            ]
-            return sorted(
-                chosen, key=lambda it: (rank(it), tests[it.nodeid]["duration"], it.nodeid)
-            )
-
         for seed in seeds[1:]:
             if not undecided:
                 break
-            got = run_pass(undecided, 3, seed, order_for)
+            got = self._run_pass(undecided, _Pass(3, seed, lambda mu: self._seed_order(mu, first)))
             undecided = [
                 mu
                 for mu in undecided
                 if got[mu["id"]]["status"] in DETECTED and not got[mu["id"]].get("seed_free")
             ]
+
+    def _seed_order(self, mu: dict[str, Any], first: dict[str, dict[str, Any]]) -> list[Any]:
+        """A mutant's tests in pass 3: the seed-free ones first (less those that passed
+        in pass 1: they pass under any seed), then its pass-1 killer, then the rest."""
+        done = self.passed_first.get(mu["id"], set())
+        killer = first[mu["id"]].get("killed_by")
+        seed_free, tests = self.seed_free, self.base_tests
+
+        def rank(it: Any) -> int:
+            if it.nodeid in seed_free:
+                return 0
+            return 1 if it.nodeid == killer else 2
+
+        chosen = [
+            it for it in self._ordered(mu) if not (it.nodeid in seed_free and it.nodeid in done)
+        ]
+        return sorted(chosen, key=lambda it: (rank(it), tests[it.nodeid]["duration"], it.nodeid))
 
     # -- pytest hooks -------------------------------------------------------------
     def pytest_collection_finish(self, session: Any) -> None:
