@@ -2,12 +2,12 @@
 
 The public API (what ``ctxaudit audit`` and ``python -m mutation`` use)::
 
-    from mutation import run, merge
+    from mutation import run, merge, RunOptions
     result = run("gitreins", "0.17.1", Path("reports/gitreins-0.17.1"))
     result.gate_passed, result.counts, result.elapsed, result.mutants_per_second
 
     # on N machines, then once:
-    run("ledger", "", out, shard=(1, 3)) ... run("ledger", "", out, shard=(3, 3))
+    run("ledger", "", out, RunOptions(shard=(1, 3))) ... RunOptions(shard=(3, 3))
     merge([out]) -> MutationResult (writes mutation.json / mutation.md, decides the gate)
 
 The names are loaded on first use from :mod:`mutation.orchestrate`, so that
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mutation.orchestrate import (
         MutationError,
         MutationResult,
+        RunOptions,
         _matches,  # noqa: F401 - for tests
         merge,
         resolve_target,
@@ -31,7 +32,15 @@ if TYPE_CHECKING:
         run,
     )
 
-__all__ = ["MutationError", "MutationResult", "merge", "resolve_target", "result_as_dict", "run"]
+__all__ = [
+    "MutationError",
+    "MutationResult",
+    "RunOptions",
+    "merge",
+    "resolve_target",
+    "result_as_dict",
+    "run",
+]
 _LAZY = {*__all__, "_matches"}
 
 

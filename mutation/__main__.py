@@ -21,6 +21,7 @@ from ctxaudit import targets
 from ctxaudit.profiles import parse_seed
 from mutation import MutationError, merge, run
 from mutation.catalogue import CatalogueError
+from mutation.options import RunOptions
 
 
 class _Parser(argparse.ArgumentParser):
@@ -272,10 +273,7 @@ def _main(argv: list[str] | None) -> int:
 
                 _root, version, _d = resolve_target(a.target, spec)
                 out = Path("reports") / f"{a.target}-{version}"
-            res = run(
-                a.target,
-                spec,
-                out,
+            options = RunOptions(
                 shard=a.shard,
                 progress=(
                     _ProgressFile(a.progress_file, not a.quiet)
@@ -287,12 +285,13 @@ def _main(argv: list[str] | None) -> int:
                 coverage=not a.no_coverage,
                 other_sample=a.other_sample,
                 peer=a.peer,
-                only=a.only,
-                seeds=seeds_from(a.seed, a.seeds),
+                only=tuple(a.only),
+                seeds=tuple(seeds_from(a.seed, a.seeds)),
                 cache=not a.no_cache,
-                fixes=a.fix,
-                tests=a.tests,
+                fixes=tuple(a.fix),
+                tests=tuple(a.tests),
             )
+            res = run(a.target, spec, out, options)
         else:
             res = merge(a.paths, a.out)
     except (MutationError, CatalogueError) as exc:

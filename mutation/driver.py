@@ -50,79 +50,115 @@ class Runtime:
 RESTART = 75
 
 
-def run_worker(
-    plan: Plan,
-    cfg: TargetConfig,
-    mutants: list[Mutant],
-    work: Path,
-    tests_root_arg: str,
-    jobs: int,
-    recheck: str,
-    progress: Progress | None,
-    modules: list[str],
-    timeout_constant: float = TIMEOUT_CONSTANT,
-    *,
-    suite: PeerRun | None = None,
-    seeds: Sequence[int] = (0,),
-    runtime: Runtime | None = None,
-) -> dict[str, Any]:
-    """Run the worker on the work copy; fills in each mutant's status. Returns baseline info.
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How the worker runs a set of mutants on a work copy (:func:`run_worker`)."""
 
-    ``suite`` runs another test suite (a peer's) instead of the target's configured tests.
-    ``runtime``: run the worker in the target's own interpreter and environment.
-    """
-    rfd, wfd = os.pipe()
-    tag = "peer-" if suite else ""
-    if runtime is not None and suite is not None:
+    #: the modules the work copy holds, imported before the baseline
+    modules: Sequence[str] = ()
+    #: mutants run at a time (forks; a worker without forks runs one)
+    jobs: int = 2
+    #: which mutants run a second time: gated, survivors, all or none
+    recheck: str = "gated"
+    #: pass 1 runs under the first seed; pass 3 rechecks kills under the others
+    seeds: Sequence[int] = (0,)
+    #: receives each of the worker's records (a peer's carry ``"suite": "peer"``)
+    progress: Progress | None = None
+    #: seconds a mutant gets beyond ``TIMEOUT_FACTOR`` times its tests' baseline time
+    timeout_constant: float = TIMEOUT_CONSTANT
+    #: another test suite (a peer's) instead of the target's configured tests
+    suite: PeerRun | None = None
+    #: run the worker in the target's own interpreter and environment
+    runtime: Runtime | None = None
+    #: what ``{tree}`` in the target's ``pytest_args`` stands for
+    tests_root: str = ""
+
+    @property
+    def tag(self) -> str:
+        """The prefix of the worker's files in the work folder (a peer's beside ours)."""
+        return "peer-" if self.suite else ""
+
+
+def run_worker(
+    plan: Plan, cfg: TargetConfig, mutants: list[Mutant], work: Path, settings: WorkerSettings
+) -> dict[str, Any]:
+    """Run the worker on the work copy; fills in each mutant's status. Returns baseline info."""
+    if settings.runtime is not None and settings.suite is not None:
         raise MutationError(f"{plan.target}: no peer suite for a target run in its own environment")
-    plan_file = work / f"{tag}plan.json"
+    rfd, wfd = os.pipe()
+    plan_file = work / f"{settings.tag}plan.json"
+    plan_file.write_text(json.dumps(_worker_plan(cfg, mutants, work, settings, wfd), indent=1))
+    code, baseline = _drive(plan_file, (rfd, wfd), mutants, settings)
+    _check_worker(plan.target, work, settings.tag, code, baseline)
+    seeds = list(settings.seeds)
+    for m in mutants:
+        _settle(m)
+        m.seeds = list(seeds)
+        if settings.suite is None:
+            _robustness(m, seeds, gated=m.kind in GATED_KINDS or m.catalogue is not None)
+    return baseline
+
+
+def _worker_plan(
+    cfg: TargetConfig, mutants: list[Mutant], work: Path, settings: WorkerSettings, result_fd: int
+) -> dict[str, Any]:
+    """The worker's plan file: what it runs, on which tests, how, and where it writes."""
+    suite = settings.suite
     tests = list(suite.tests) if suite else list(cfg.tests)
     pytest_args = (
         list(suite.pytest_args)
         if suite
-        else [a.replace("{tree}", tests_root_arg) for a in cfg.pytest_args]
+        else [a.replace("{tree}", settings.tests_root) for a in cfg.pytest_args]
     )
     deselect = [t for t, _r in (suite.deselect if suite else cfg.deselect)]
-    plan_file.write_text(
-        json.dumps(
-            {
-                "tree": str(work / "tree"),
-                "package": cfg.package,
-                "tests": tests,
-                "pytest_args": pytest_args,
-                "sys_path": list(suite.sys_path) if suite else [],
-                "allow_unreached": suite is not None,
-                "modules": sorted(set(modules) | set(cfg.preload)),
-                "preload": list(cfg.preload),
-                "deselect": deselect,
-                "mutants": [
-                    {
-                        "id": m.id,
-                        "name": m.mutmut_name,
-                        "function_key": m.function_key,
-                        "gated": m.kind in GATED_KINDS or m.catalogue is not None,
-                        "also_tests": []
-                        if suite
-                        else [
-                            t
-                            for funcs, sub_tests, _r in cfg.subprocess_tests
-                            if any(fnmatch.fnmatchcase(m.function, f) for f in funcs)
-                            for t in sub_tests
-                        ],
-                    }
-                    for m in mutants
-                ],
-                "jobs": jobs,
-                "isolation": "fork" if suite else cfg.isolation,
-                "recheck": recheck,
-                "seeds": list(seeds),
-                "timeout_factor": TIMEOUT_FACTOR,
-                "timeout_constant": timeout_constant,
-                "result_fd": wfd,
-            },
-            indent=1,
-        )
-    )
+    return {
+        "tree": str(work / "tree"),
+        "package": cfg.package,
+        "tests": tests,
+        "pytest_args": pytest_args,
+        "sys_path": list(suite.sys_path) if suite else [],
+        "allow_unreached": suite is not None,
+        "modules": sorted(set(settings.modules) | set(cfg.preload)),
+        "preload": list(cfg.preload),
+        "deselect": deselect,
+        "mutants": [_worker_mutant(m, cfg, suite) for m in mutants],
+        "jobs": settings.jobs,
+        "isolation": "fork" if suite else cfg.isolation,
+        "recheck": settings.recheck,
+        "seeds": list(settings.seeds),
+        "timeout_factor": TIMEOUT_FACTOR,
+        "timeout_constant": settings.timeout_constant,
+        "result_fd": result_fd,
+    }
+
+
+def _worker_mutant(m: Mutant, cfg: TargetConfig, suite: PeerRun | None) -> dict[str, Any]:
+    """One mutant as the worker's plan names it; ``also_tests``: the subprocess tests
+    that reach its function (the target's suite only)."""
+    return {
+        "id": m.id,
+        "name": m.mutmut_name,
+        "function_key": m.function_key,
+        "gated": m.kind in GATED_KINDS or m.catalogue is not None,
+        "also_tests": []
+        if suite
+        else [
+            t
+            for funcs, sub_tests, _r in cfg.subprocess_tests
+            if any(fnmatch.fnmatchcase(m.function, f) for f in funcs)
+            for t in sub_tests
+        ],
+    }
+
+
+def _drive(
+    plan_file: Path, pipe: tuple[int, int], mutants: list[Mutant], settings: WorkerSettings
+) -> tuple[int, dict[str, Any]]:
+    """Start the worker on ``plan_file`` and read its results from ``pipe``; start it
+    again, resuming, each time a mutant hung it (``RESTART``). Returns its last exit code
+    and its baseline record."""
+    work, tag, runtime = plan_file.parent, settings.tag, settings.runtime
+    rfd, wfd = pipe
     env = runtime.environ(work / "tree") if runtime else dict(os.environ)
     env["CTXAUDIT_PROFILE"] = "mutation"
     env.pop("MUTANT_UNDER_TEST", None)
@@ -148,18 +184,7 @@ def run_worker(
             stderr=subprocess.STDOUT,
         )
         os.close(wfd)
-        with os.fdopen(rfd) as results, keep_path.open("a", buffering=1) as keep:
-            for line in results:
-                keep.write(line)
-                rec = json.loads(line)
-                if rec["event"] == "baseline":
-                    baseline = rec
-                elif rec["event"] == "result":
-                    _take_result(by_id[rec["id"]], rec)
-                elif rec["event"] == "done":
-                    baseline["mutation_seconds"] = time.monotonic() - first_start
-                if progress is not None:
-                    progress({**rec, "suite": "peer"} if suite else rec)
+        baseline = _read_results(rfd, keep_path, by_id, settings, baseline, first_start)
         code = proc.wait()
         if code != RESTART or starts > len(mutants) + 1:
             break
@@ -169,23 +194,48 @@ def run_worker(
         plan_doc.update(result_fd=wfd, resume=str(keep_path))
         plan_file.write_text(json.dumps(plan_doc, indent=1))
     log.close()
+    return code, baseline
+
+
+def _read_results(
+    rfd: int,
+    keep_path: Path,
+    by_id: dict[str, Mutant],
+    settings: WorkerSettings,
+    baseline: dict[str, Any],
+    since: float,
+) -> dict[str, Any]:
+    """The records one start of the worker writes, until it closes its end: each is
+    kept in ``keep_path`` (what a restart resumes from), each verdict given to its
+    mutant, each passed to the progress callback. Returns the baseline record (the one
+    given, when this start sent none), with the time since ``since`` once it is done."""
+    with os.fdopen(rfd) as results, keep_path.open("a", buffering=1) as keep:
+        for line in results:
+            keep.write(line)
+            rec = json.loads(line)
+            if rec["event"] == "baseline":
+                baseline = rec
+            elif rec["event"] == "result":
+                _take_result(by_id[rec["id"]], rec)
+            elif rec["event"] == "done":
+                baseline["mutation_seconds"] = time.monotonic() - since
+            if settings.progress is not None:
+                settings.progress({**rec, "suite": "peer"} if settings.suite else rec)
+    return baseline
+
+
+def _check_worker(target: str, work: Path, tag: str, code: int, baseline: dict[str, Any]) -> None:
+    """A worker that failed, or that imported a mutated module from anywhere but the
+    work copy, is an error (its log's tail in the message)."""
     if code != 0 or not baseline:
         tail = (work / f"{tag}worker.log").read_text(errors="replace").strip().splitlines()[-12:]
         raise MutationError(
-            f"{plan.target}: the mutation worker failed (exit {code}); "
+            f"{target}: the mutation worker failed (exit {code}); "
             f"see {work / (tag + 'worker.log')}: " + " | ".join(tail)
         )
     for name, file in baseline.get("modules", {}).items():
         if file is not None and not Path(file).resolve().is_relative_to((work / "tree").resolve()):
-            raise MutationError(
-                f"{plan.target}: {name} was imported from {file}, not the work copy"
-            )
-    for m in mutants:
-        _settle(m)
-        m.seeds = list(seeds)
-        if suite is None:
-            _robustness(m, list(seeds), gated=m.kind in GATED_KINDS or m.catalogue is not None)
-    return baseline
+            raise MutationError(f"{target}: {name} was imported from {file}, not the work copy")
 
 
 DETECTED = ("killed", "timeout", "crashed")

@@ -56,9 +56,10 @@ def run_peer(
         for m in selected
     ]
     try:
-        base = driver.run_worker(
-            plan, cfg, clones, work, "", jobs, "none", progress, modules, suite=suite
+        settings = driver.WorkerSettings(
+            modules=modules, jobs=jobs, recheck="none", progress=progress, suite=suite
         )
+        base = driver.run_worker(plan, cfg, clones, work, settings)
     except MutationError as exc:
         doc["error"] = str(exc)
         return doc

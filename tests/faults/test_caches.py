@@ -112,10 +112,10 @@ class Toy:
         modules = engine.write_work_tree(self.plan, {m.id}, work, "toyfault")
         planned = next(p for p in self.plan.mutants if p.id == m.id)
         m.mutmut_name, m.function_key = planned.mutmut_name, planned.function_key
-        driver.run_worker(
-            self.plan, self.cfg, [m], work, "", jobs=1, recheck="none", progress=None,
-            modules=modules, timeout_constant=30.0,
-        )  # fmt: skip
+        settings = driver.WorkerSettings(
+            modules=modules, jobs=1, recheck="none", timeout_constant=30.0
+        )
+        driver.run_worker(self.plan, self.cfg, [m], work, settings)
         return work
 
 

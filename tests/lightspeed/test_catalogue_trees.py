@@ -58,7 +58,7 @@ def table(
     lightspeed_repo: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, dict[str, str]]:
     from ctxaudit.targets.lightspeed.tree import resolve
-    from mutation.orchestrate import fixed_tree
+    from mutation.fixed_tree import fixed_tree
 
     out: dict[str, dict[str, str]] = {}
     with pytest.MonkeyPatch.context() as mp:

@@ -21,13 +21,15 @@ from ctxaudit import targets
 from ctxaudit.fixes import Edit, Fix, Form
 from mutation import orchestrate
 from mutation.engine import MutationError
+from mutation.fixed_tree import fixed_tree, leave_out_unfixed
+from mutation.options import RunOptions
 
 V2 = "GR-V2-UNLIMITED-COMPACTS"
 V2_LINE = "if self.eval_cap.max_input_tokens <= 0:"
 
 
 def test_fixed_copy_is_what_gets_mutated(tmp_path: Path) -> None:
-    found, applied = orchestrate.fixed_tree("gitreins", "", [V2], tmp_path / "tree")
+    found, applied = fixed_tree("gitreins", "", [V2], tmp_path / "tree")
     assert applied == [V2]
     source = (found.root / "engine" / "evaluator.py").read_text()
     assert V2_LINE in source
@@ -39,19 +41,19 @@ def test_fixed_copy_is_what_gets_mutated(tmp_path: Path) -> None:
 
 
 def test_all_takes_every_fix_of_the_targets_findings(tmp_path: Path) -> None:
-    _found, applied = orchestrate.fixed_tree("gitreins", "", ["all"], tmp_path / "tree")
+    _found, applied = fixed_tree("gitreins", "", ["all"], tmp_path / "tree")
     assert V2 in applied
     assert all(fid.startswith("GR-") for fid in applied)  # never another target's fixes
 
 
 def test_ledger_has_no_fix_to_apply(tmp_path: Path) -> None:
     with pytest.raises(MutationError, match="no fix has a form with edits"):
-        orchestrate.fixed_tree("ledger", "", ["all"], tmp_path / "tree")
+        fixed_tree("ledger", "", ["all"], tmp_path / "tree")
 
 
 def test_unknown_fix_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(MutationError, match="GR-NOPE: no such fix"):
-        orchestrate.fixed_tree("gitreins", "", [V2, "GR-NOPE"], tmp_path / "tree")
+        fixed_tree("gitreins", "", [V2, "GR-NOPE"], tmp_path / "tree")
 
 
 def test_fix_that_does_not_apply_is_an_error(
@@ -60,7 +62,7 @@ def test_fix_that_does_not_apply_is_an_error(
     broken = Fix(V2, (Form("*", (Edit("engine/evaluator.py", "no such text\n", "x\n"),)),))
     monkeypatch.setattr(targets, "fixes", lambda: {V2: broken})
     with pytest.raises(MutationError, match="a fix does not apply.*no such text"):
-        orchestrate.fixed_tree("gitreins", "", [V2], tmp_path / "tree")
+        fixed_tree("gitreins", "", [V2], tmp_path / "tree")
 
 
 def test_fix_without_a_form_for_the_version_is_an_error(
@@ -69,18 +71,18 @@ def test_fix_without_a_form_for_the_version_is_an_error(
     elsewhere = Fix(V2, (Form("<0.1", (Edit("engine/evaluator.py", "a", "b"),)),))
     monkeypatch.setattr(targets, "fixes", lambda: {V2: elsewhere})
     with pytest.raises(MutationError, match="no form with edits for gitreins 0.17.1"):
-        orchestrate.fixed_tree("gitreins", "", [V2], tmp_path / "tree")
+        fixed_tree("gitreins", "", [V2], tmp_path / "tree")
 
 
 def test_regions_left_out_lose_the_fixed_findings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CTXAUDIT_FINDINGS", f"{V2},GR-B3-LOOP-CALL-AT-CAP")
-    orchestrate._leave_out_unfixed("gitreins", "0.17.1", [V2])
+    leave_out_unfixed("gitreins", "0.17.1", [V2])
     assert os.environ["CTXAUDIT_FINDINGS"] == "GR-B3-LOOP-CALL-AT-CAP"
-    orchestrate._leave_out_unfixed("gitreins", "0.17.1", ["GR-B3-LOOP-CALL-AT-CAP"])
+    leave_out_unfixed("gitreins", "0.17.1", ["GR-B3-LOOP-CALL-AT-CAP"])
     assert os.environ["CTXAUDIT_FINDINGS"] == "none"
     # unset: the version's registered findings, less the fixed one
     monkeypatch.delenv("CTXAUDIT_FINDINGS")
-    orchestrate._leave_out_unfixed("gitreins", "0.17.1", [V2])
+    leave_out_unfixed("gitreins", "0.17.1", [V2])
     left = os.environ["CTXAUDIT_FINDINGS"].split(",")
     assert V2 not in left and "GR-V8-THRESHOLD-UNVALIDATED" in left
 
@@ -89,7 +91,7 @@ def test_fixed_run_reports_the_fixes(tmp_path: Path, monkeypatch: pytest.MonkeyP
     """One mutant of the fix's own line, on the fixed tree: the report names the fixes,
     the run left out no fixed region, and the caller's environment is unchanged."""
     monkeypatch.setenv("CTXAUDIT_FINDINGS", V2)
-    found, _ = orchestrate.fixed_tree("gitreins", "", [V2], tmp_path / "probe")
+    found, _ = fixed_tree("gitreins", "", [V2], tmp_path / "probe")
     from mutation import engine
     from mutation.config import target_config
 
@@ -102,10 +104,10 @@ def test_fixed_run_reports_the_fixes(tmp_path: Path, monkeypatch: pytest.MonkeyP
         if (m.file, m.line, m.kind) == ("engine/evaluator.py", line, "wrong-comparison")
     ]
     assert on_fix, "the fix's comparison is not mutated"
-    res = orchestrate.run(
-        "gitreins", "", tmp_path / "out", fixes=[V2], only=on_fix[:1], seeds=[0],
-        coverage=False, cache=False,
-    )  # fmt: skip
+    options = RunOptions(
+        fixes=(V2,), only=tuple(on_fix[:1]), seeds=(0,), coverage=False, cache=False
+    )
+    res = orchestrate.run("gitreins", "", tmp_path / "out", options)
     assert os.environ["CTXAUDIT_FINDINGS"] == V2
     doc = json.loads((tmp_path / "out" / "mutation.json").read_text())
     md = (tmp_path / "out" / "mutation.md").read_text()

@@ -75,10 +75,10 @@ def test_mutants_share_one_process_and_a_hang_restarts_the_worker(
     ]
     work = tmp_path / "work"
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toypkg")
-    driver.run_worker(
-        plan, cfg, wanted, work, "", jobs=2, recheck="gated", progress=None,
-        modules=modules, timeout_constant=TIMEOUT_CONSTANT,
-    )  # fmt: skip
+    settings = driver.WorkerSettings(
+        modules=modules, jobs=2, recheck="gated", timeout_constant=TIMEOUT_CONSTANT
+    )
+    driver.run_worker(plan, cfg, wanted, work, settings)
     assert [m.status for m in wanted] == ["timeout", "killed", "killed", "no-coverage"]
     # the session fixture started once for the baseline and the mutant that hung, and
     # once more in the restarted worker for the two after it; a fork per mutant would

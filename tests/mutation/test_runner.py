@@ -93,10 +93,10 @@ def test_runner_end_to_end(tmp_path: Path):
     ]
     work = tmp_path / "work"
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toypkg")
-    driver.run_worker(
-        plan, cfg, wanted, work, "", jobs=2, recheck="none", progress=None,
-        modules=modules, timeout_constant=TIMEOUT_CONSTANT,
-    )  # fmt: skip
+    settings = driver.WorkerSettings(
+        modules=modules, jobs=2, recheck="none", timeout_constant=TIMEOUT_CONSTANT
+    )
+    driver.run_worker(plan, cfg, wanted, work, settings)
     assert [m.status for m in wanted] == ["killed", "killed", "timeout", "no-coverage", "killed"]
     assert wanted[0].killed_by and wanted[0].killed_by.endswith("test_add")
 
@@ -144,10 +144,10 @@ def test_peer_suite_runs_the_same_mutants_with_other_tests(tmp_path: Path):
         sys_path=(str(peer_root),),
         selection_reason="all",
     )
-    base = driver.run_worker(
-        plan, cfg, wanted, work, "", jobs=2, recheck="none", progress=None,
-        modules=modules, timeout_constant=TIMEOUT_CONSTANT, suite=suite,
-    )  # fmt: skip
+    settings = driver.WorkerSettings(
+        modules=modules, jobs=2, recheck="none", timeout_constant=TIMEOUT_CONSTANT, suite=suite
+    )
+    base = driver.run_worker(plan, cfg, wanted, work, settings)
     assert [m.status for m in wanted] == ["killed", "survived", "no-coverage"]
     assert base["failing"] == ["tests/test_broken.py::test_needs"]
     assert (work / "peer-worker.log").exists() and (work / "peer-results.jsonl").exists()
@@ -175,10 +175,9 @@ def test_a_suite_that_fails_unmutated_is_named_as_such(tmp_path: Path):
     one = [next(m for m in plan.mutants if m.function == "Meter.add")]
     work = tmp_path / "work"
     modules = engine.write_work_tree(plan, {m.id for m in one}, work, "toypkg")
+    settings = driver.WorkerSettings(modules=modules, jobs=1, recheck="none")
     with pytest.raises(MutationError, match=r"every test fails on the unmutated tree \(.*test_add"):
-        driver.run_worker(
-            plan, cfg, one, work, "", jobs=1, recheck="none", progress=None, modules=modules
-        )
+        driver.run_worker(plan, cfg, one, work, settings)
 
 
 def test_a_run_restricted_to_part_of_the_suite_stays_inside_it() -> None:

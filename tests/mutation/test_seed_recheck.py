@@ -89,10 +89,10 @@ def test_seed_dependent_kill_fails_the_gate(tmp_path: Path) -> None:
     wanted = [boundary, reversal, plain, fixed]
     work = tmp_path / "work"
     modules = engine.write_work_tree(plan, {m.id for m in wanted}, work, "toyseed")
-    driver.run_worker(
-        plan, cfg, wanted, work, "", jobs=2, recheck="gated", progress=None,
-        modules=modules, timeout_constant=TIMEOUT_CONSTANT, seeds=SEEDS,
-    )  # fmt: skip
+    settings = driver.WorkerSettings(
+        modules=modules, jobs=2, recheck="gated", timeout_constant=TIMEOUT_CONSTANT, seeds=SEEDS
+    )
+    driver.run_worker(plan, cfg, wanted, work, settings)
     assert [m.status for m in wanted] == ["killed"] * 4, [(m.id, m.status) for m in wanted]
     assert boundary.robust == "seed-dependent", boundary.robust_reason
     assert [(c["seed"], c["status"]) for c in boundary.seed_checks] == [
