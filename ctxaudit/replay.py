@@ -12,14 +12,14 @@ A replay is asked for in one of two ways, both read when pytest is configured:
 
 :func:`install` (called by ``ctxaudit.failure_output.register``, which ctxaudit's
 pytest setup, ``ctxaudit/pytest_plugin.py``, calls in every suite run) registers the
-:class:`Replay` plugin when either is set;
-nothing of Hypothesis is touched otherwise. A replayed test runs exactly that example,
-as if decorated with ``@reproduce_failure`` (:func:`replaying`): it fails with the
-original error when the example still fails, and with ``DidNotReproduce`` ("completed
-successfully") when it now passes. A ``@given`` test gets the example through its own
-attribute; a state machine (``run_state_machine_as_test``, a machine's ``TestCase``)
-through ``RuleBasedStateMachine``, whose attribute Hypothesis reads from the machine
-class. Both are set for the test's call only, and restored after it.
+:class:`Replay` plugin when either is set; nothing of Hypothesis is touched otherwise.
+A replayed test runs exactly that example, as if decorated with ``@reproduce_failure``
+(:func:`replaying`): it fails with the original error when the example still fails,
+and with ``DidNotReproduce`` ("completed successfully") when it now passes. A
+``@given`` test gets the example through its own attribute; a state machine
+(``run_state_machine_as_test``, a machine's ``TestCase``) through
+``RuleBasedStateMachine``, whose attribute Hypothesis reads from the machine class.
+Both are set for the test's call only, and restored after it.
 
 One difference from a bare ``@reproduce_failure``, so a replay on a fixed tree says
 what it seems to say: each replayed test records, as the user property ``replay``, how
