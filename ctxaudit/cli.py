@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxaudit import procs, targets
+from ctxaudit import fix_patches, procs, targets
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.profiles import PROFILES, parse_seed
@@ -628,6 +628,7 @@ def _properties_of(run: _AuditRun, target: Described) -> TargetReport:
         key = run.steps.properties_key(target, options.profile, run.seed, fixed_seeds)
         reused = run.steps.reuse_properties(key, target, options.out)
         if reused is not None:
+            fix_patches.settle(reused, options.out / target.label)
             run.clock.target(target.label).properties_reused = True
             return reused
 
@@ -638,7 +639,8 @@ def _properties_of(run: _AuditRun, target: Described) -> TargetReport:
             target, options.profile, run.seed, options.out, progress, fixed_seeds=fixed_seeds
         )
         procs.check()  # interrupted as it finished: claim nothing, cache nothing
-        run.steps.store_properties(key, report, options.out)
+        with fix_patches.staged(report, options.out / target.label):  # the cache keeps them
+            run.steps.store_properties(key, report, options.out)
         if report.fixed:
             run.clock.target(target.label).fixes_s = report.fixed.get("elapsed_s")
         return report
@@ -730,11 +732,13 @@ def _gate_verdict(run: _AuditRun, target: Described, code: int, output: str, reu
 
 def _finish(run: _AuditRun, accepted: dict[str, list[str]] | None) -> int:
     """The reports over every version (the matrix; JUnit XML and SARIF where asked
-    for), where the time went, and the exit code: 2 when something could not be
-    checked, 1 when a property or a gate fails, else 0."""
+    for; the fixes' patches no report refers to removed), where the time went, and the
+    exit code: 2 when something could not be checked, 1 when a property or a gate
+    fails, else 0."""
     from ctxaudit.targets import get as get_target
 
     options = run.options
+    fix_patches.prune(options.out)  # the patches no version's report refers to any more
     md_path, html_path = _write_matrix(options.out)
     print(f"ctxaudit: matrix of every version in {options.out}: {md_path.name}, {html_path.name}")
     done = [run.reports[t.label] for t in options.targets if t.label in run.reports]

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import atomic
+from ctxaudit import fix_patches
 from ctxaudit import fixes as fixlib
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS
 from ctxaudit.replay import parse_blob, ran_through
@@ -140,7 +140,8 @@ class FixAuditOptions:
     """What one fix audit runs and where it writes (:func:`fix_audit`).
 
     ``suites``: what runs on the fully fixed tree (unless ``fixed_suites``); ``props``
-    the target's properties (id -> name); ``out_dir`` the version's report folder;
+    the target's properties (id -> name); ``out_dir`` the version's report folder (the
+    patches go beside it, once per target: ``ctxaudit.fix_patches``);
     ``ticker`` gets a status line as each step starts; ``fixes`` the fixes by finding
     id (default: the registry's, ``ctxaudit.targets.fixes()``).
 
@@ -176,7 +177,8 @@ class FixAuditOptions:
 
 def fix_audit(report: TargetReport, root: Path, run: Runner, options: FixAuditOptions) -> None:
     """Add the fix audit to ``report`` (``fixes``, ``attributed``, ``fixed``), move the
-    attributed failures out of ``report.findings`` and write the fixes' patches.
+    attributed failures out of ``report.findings`` and write the fixes' patches (each
+    text once per target, ``ctxaudit.fix_patches``; the report links to them).
 
     The steps, each named below: the single-fix trees (:func:`_single_fix_trees`); the
     control replays on an unfixed copy (:func:`_control`); each fix alone, its
@@ -220,18 +222,20 @@ class _FixAudit:
     rows: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     singles: dict[str, Path] = dataclasses.field(default_factory=dict)  # id -> its fix alone
     unfixable: list[str] = dataclasses.field(default_factory=list)  # a form with a reason
+    patches: dict[str, str] = dataclasses.field(default_factory=dict)  # text -> its link
 
     def tick(self, text: str) -> None:
         if self.options.ticker:
             self.options.ticker(text)
 
     def write_patch(self, name: str, diff: str) -> str:
-        """Write a patch of the version's (a fix's, or ``combined``); its link, relative
-        to the version's report folder."""
-        patches = self.options.out_dir / "fixes"
-        patches.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(patches / f"{name}.patch", diff)
-        return f"fixes/{name}.patch"
+        """Write a patch of the version's (a fix's, or ``combined``) once for the target
+        (``ctxaudit.fix_patches``); its link, relative to the version's report folder.
+        A combined patch that is one fix's patch (one fix applied) is that fix's file."""
+        if diff not in self.patches:
+            out_root = self.options.out_dir.parent
+            self.patches[diff] = fix_patches.write(out_root, self.report.target, name, diff)
+        return self.patches[diff]
 
 
 @dataclasses.dataclass
@@ -258,7 +262,8 @@ def _start(
     report: TargetReport, root: Path, run: Runner, options: FixAuditOptions, tmp: Path
 ) -> _FixAudit:
     """The fix audit's options resolved (the registry's fixes, the version's name, the
-    environment of the replays), and the version's earlier patches removed."""
+    environment of the replays), and the patches an earlier run left in the version's
+    own folder removed."""
     from ctxaudit import targets
 
     fixes = targets.fixes() if options.fixes is None else options.fixes
@@ -266,10 +271,7 @@ def _start(
     affecting = [k for k in report.known if k["affects"]]
     left_out = options.left_out
     unfixed_left_out = [k["id"] for k in affecting] if left_out is None else list(left_out)
-    patches = options.out_dir / "fixes"
-    if patches.exists():
-        for old in patches.glob("*.patch"):
-            old.unlink()
+    fix_patches.clear_own(options.out_dir)
     return _FixAudit(
         report, root, run, options, tmp, fixes, options.version_name or report.version,
         leave_out, unfixed_left_out, leave_out(unfixed_left_out), affecting,

@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "ctxaudit": 2,  # foundations: every module of ctxaudit/ not named below
     "ctxaudit.targets": 3,
     "ctxaudit.pytest_plugin": 3,  # the suites' pytest setup: the registry's options
+    "ctxaudit.pytest_ctxaudit": 3,  # the maintainers' pytest plugin: asks the registry
     "ctxaudit.fixaudit": 4,
     "ctxaudit.audit": 5,
     "ctxaudit.result_cache": 5,  # the audit's step cache

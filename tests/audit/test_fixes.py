@@ -131,8 +131,12 @@ def test_verify_attribute_and_the_fixed_tree(tmp_path: Path, wrong: bool) -> Non
     # test_new: no single fix explains it; it stays new and says so
     assert [f.test for f in r.findings] == ["test_new"]
     assert "no single fix explains it" in r.findings[0].attribution
-    assert (tmp_path / "out/fixes/X.patch").read_text().count("+A = 2") == 1
-    assert (tmp_path / "out/fixes/combined.patch").exists()
+    # the patches: once per target beside the version's folder, the report linking them
+    (patch,) = [x["patch"] for x in r.fixes if x.get("patch")]
+    assert patch.startswith("../toy-fixes/X-") and patch.endswith(".patch"), patch
+    assert (tmp_path / patch.removeprefix("../")).read_text().count("+A = 2") == 1
+    assert r.fixed["combined_patch"] == patch  # one fix applied: its patch is the combined
+    assert not (tmp_path / "out" / "fixes").exists()
     fixed = {f["test"]: f for f in r.fixed["findings"]}
     assert "test_new" in fixed and fixed["test_new"]["owners"] == []  # new on the fixed tree
     if wrong:  # regression test passes with it, but Q fails, and goes away without it
