@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ctxaudit import fix_patches, procs, targets
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS
@@ -52,7 +52,7 @@ DEFAULT_TARGETS = ["gitreins", "ledger"]
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         print(f"ctxaudit: {message} (see --help)", file=sys.stderr)
         raise SystemExit(2)
 
