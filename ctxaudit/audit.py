@@ -102,7 +102,7 @@ def _pytest(
         if process is not None:
             python, base_env = process
         cmd = [python, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
-        cmd += ["-p", "ctxaudit.pytest_results", "-p", "ctxaudit.pytest_outcomes"]
+        cmd += ["-p", "ctxaudit.pytest_plugin", "-p", "ctxaudit.pytest_results"]
         cmd += ["--show-capture=no", "--tb=long"]
         cmd += [f"--ignore={p}" for p in _not_per_target()]
         cmd += kind.suite_args(target.spec)

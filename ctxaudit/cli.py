@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ctxaudit import fix_patches, procs, targets
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS
-from ctxaudit.paths import REPO_ROOT
+from ctxaudit.paths import IN_CHECKOUT, use_root
 from ctxaudit.profiles import PROFILES, parse_seed
 from ctxaudit.targets import TargetError
 from ctxaudit.targets.base import Described
@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ctxaudit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"ctxaudit {_version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     audit = sub.add_parser(
         "audit", help="run the property suites against targets and write reports/"
@@ -102,9 +103,9 @@ def _add_audit_targets(audit: argparse.ArgumentParser) -> None:
     audit.add_argument(
         "--out",
         type=Path,
-        default=REPO_ROOT / "reports",
-        help="report folder: a folder, or one that can be made, and writable (checked "
-        "before anything runs)",
+        default=Path("reports"),
+        help="report folder (default: reports/ under the current folder): a folder, or one "
+        "that can be made, and writable (checked before anything runs)",
     )
 
 
@@ -301,9 +302,18 @@ def _repos(args: argparse.Namespace) -> dict[str, Path | None]:
     return targets.repos({o.dest: getattr(args, o.dest, None) for o in targets.repo_options()})
 
 
+def _version() -> str:
+    from ctxaudit.suite import commit, installed_version
+
+    return installed_version() + (f" (checkout {commit()})" if IN_CHECKOUT else "")
+
+
 def main(argv: list[str] | None = None) -> int:
+    use_root()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if isinstance(getattr(args, "out", None), Path):
+        args.out = args.out.resolve()  # the audit's own processes run elsewhere
     if getattr(args, "jobs", 1) < 1:
         parser.error("--jobs must be at least 1")
     if not 0.0 < getattr(args, "other_sample", 1.0) <= 1.0:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ctxaudit.paths import REPO_ROOT
+from ctxaudit.paths import HERE, REPO_ROOT
 
 #: what ctxaudit's suite is made of: a change to any of these is a change of the checks
 SUITE_PARTS = ("model", "tests", "mutation", "ctxaudit", "requirements.lock", "pyproject.toml")
@@ -35,5 +35,11 @@ def tree_digest(paths: Iterable[Path], base: Path, skip: frozenset[str] = SKIP_D
 
 
 def suite_digest(repo: Path = REPO_ROOT) -> str:
-    """The digest of ctxaudit's own suite (:data:`SUITE_PARTS` under ``repo``)."""
-    return tree_digest([repo / part for part in SUITE_PARTS], repo)
+    """The digest of ctxaudit's own suite (:data:`SUITE_PARTS` under ``repo``; an
+    installed build's ``ctxaudit`` package is where it is installed)."""
+    here = tree_digest([repo / part for part in SUITE_PARTS], repo)
+    package = HERE.parent
+    if (repo / "ctxaudit").resolve() == package:
+        return here
+    installed = tree_digest([package], package.parent)
+    return hashlib.sha256(f"{here}\0{installed}".encode()).hexdigest()

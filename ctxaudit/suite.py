@@ -1,17 +1,22 @@
 """Which ctxaudit produced a report: the commit of this checkout (``-dirty`` when files
-other than reports/ differ from it), so a committed report names the suite it came from."""
+other than reports/ differ from it), so a committed report names the suite it came from;
+an installed build names its version."""
 
 from __future__ import annotations
 
 import functools
 import subprocess
-from pathlib import Path
+from importlib.metadata import PackageNotFoundError, version
 
-REPO = Path(__file__).resolve().parents[1]
+from ctxaudit.paths import IN_CHECKOUT, REPO_ROOT
+
+REPO = REPO_ROOT
 
 
 @functools.cache
 def commit() -> str:
+    if not IN_CHECKOUT:
+        return f"{installed_version()} (installed)"
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"],
@@ -24,3 +29,11 @@ def commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown (not a git checkout)"
     return head + ("-dirty" if changed else "")
+
+
+def installed_version() -> str:
+    """ctxaudit's version as installed (the project's, for a checkout)."""
+    try:
+        return version("ctxaudit")
+    except PackageNotFoundError:
+        return "unknown"
