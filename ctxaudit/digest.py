@@ -38,7 +38,7 @@ def suite_digest(repo: Path = REPO_ROOT) -> str:
     """The digest of ctxaudit's own suite (:data:`SUITE_PARTS` under ``repo``; an
     installed build's ``ctxaudit`` package is where it is installed)."""
     here = tree_digest([repo / part for part in SUITE_PARTS], repo)
-    package = HERE.parent
+    package = HERE  # the ctxaudit package folder
     if (repo / "ctxaudit").resolve() == package:
         return here
     installed = tree_digest([package], package.parent)
