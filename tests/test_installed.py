@@ -1,0 +1,179 @@
+"""ctxaudit as a harness's maintainers get it: the wheel, built from this checkout and
+installed into a fresh environment in a temporary folder with no checkout in sight.
+
+From there: ``ctxaudit --version``; the audits of the ledger and of a gitreins release
+give the checkout's verdicts; a baseline the project owns makes the gitreins audit pass
+(exit 0) and, with one entry removed, fail naming it (exit 1); ``pytest --ctxaudit=PATH``
+in a toy harness project with a broken tree fails naming the property. The
+installation is never written to, and its only import name is ``ctxaudit``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+UV = Path(sys.executable).parent / "uv"
+
+pytestmark = pytest.mark.slow
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+
+
+def _wheel(tmp: Path) -> Path:
+    """The wheel of this checkout's files (tracked and new, not ignored), built in a copy."""
+    src = tmp / "src"
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    for rel in listed:
+        if rel.startswith("reports/") or not (ROOT / rel).is_file():
+            continue
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, src / rel)
+    proc = _run([str(UV), "build", "--wheel", "-q", "-o", str(tmp / "dist"), str(src)], tmp,
+                dict(os.environ))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (wheel,) = (tmp / "dist").glob("ctxaudit-*.whl")
+    return wheel
+
+
+def _environment(tmp: Path, wheel: Path, python: str) -> Path:
+    """A fresh virtual environment with the wheel installed (its pins: requirements.lock)."""
+    env_dir = tmp / "env"
+    made = _run([str(UV), "venv", "-q", "--python", python, str(env_dir)], tmp, dict(os.environ))
+    assert made.returncode == 0, made.stderr[-2000:]
+    installed = _run(
+        [str(UV), "pip", "install", "-q", "--python", str(env_dir / "bin" / "python"),
+         str(wheel), "-c", str(ROOT / "requirements.lock")],
+        tmp, dict(os.environ),
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return env_dir
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    tmp = tmp_path_factory.mktemp("installed")
+    env_dir = _environment(tmp, _wheel(tmp), sys.executable)
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("CTXAUDIT_", "PYTHON", "VIRTUAL_"))
+    }
+    env |= {"CTXAUDIT_HOME": str(tmp / "home"), "PATH": f"{env_dir / 'bin'}:{env['PATH']}"}
+    yield env_dir, env
+
+
+def _files(folder: Path) -> dict[str, int]:
+    """Every file under ``folder`` but Python's own bytecode caches (``__pycache__``,
+    written by the interpreter on import, as for any installed package)."""
+    return {
+        str(p.relative_to(folder)): p.stat().st_size
+        for p in folder.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def test_the_installed_package_audits_from_outside(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    env_dir, env = installed
+    ctxaudit = str(env_dir / "bin" / "ctxaudit")
+    site = next((env_dir / "lib").glob("python3.*/site-packages"))
+    package = _files(site / "ctxaudit")
+    project = tmp_path / "harness"
+    project.mkdir()
+
+    version = _run([ctxaudit, "--version"], project, env)
+    assert version.returncode == 0 and version.stdout.startswith("ctxaudit 0."), version
+    names = _run([str(env_dir / "bin" / "python"), "-c", "import model"], project, env)
+    assert "No module named 'model'" in names.stderr
+
+    # the ledger and a gitreins release: the verdicts of the checkout's audit
+    audit = [ctxaudit, "audit", "--no-mutation", "--no-fixes", "--profile", "ci", "--seed", "0"]
+    for spec, label, expected in (
+        ("ledger", None, 0),
+        ("gitreins==0.17.1", "gitreins-0.17.1", 1),
+    ):
+        got = _run([*audit, "--target", spec], project, env)
+        assert got.returncode == expected, got.stdout[-3000:] + got.stderr[-2000:]
+        mine = subprocess.run(
+            [sys.executable, "-m", "ctxaudit", *audit[1:], "--target", spec,
+             "--out", str(tmp_path / "checkout"), "--no-cache"],
+            cwd=ROOT, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        for folder in (project / "reports").glob(f"{label or 'ledger-'}*"):
+            theirs = json.loads((folder / "findings.json").read_text())["verdicts"]
+            ours = json.loads((tmp_path / "checkout" / folder.name / "findings.json").read_text())
+            assert theirs == ours["verdicts"], (spec, mine.stdout[-2000:])
+    assert (project / "reports" / "gitreins-0.17.1" / "findings.md").is_file()
+
+    # a baseline the project owns: exit 0 while only its entries reproduce
+    baseline = project / "ctxaudit-baseline.toml"
+    made = _run([ctxaudit, "baseline", "--target", "gitreins==0.17.1", "--out", str(baseline)],
+                project, env)  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    gate = [*audit, "--target", "gitreins==0.17.1", "--baseline", str(baseline)]
+    passed = _run(gate, project, env)
+    assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-2000:]
+    entries = baseline.read_text().split("\n[[accepted]]\n")
+    dropped = next(e for e in entries[1:] if "GR-V8-THRESHOLD-UNVALIDATED" in e)
+    baseline.write_text("\n[[accepted]]\n".join(e for e in entries if e is not dropped))
+    failed = _run(gate, project, env)
+    assert failed.returncode == 1, failed.stdout[-3000:]
+    assert "GR-V8-THRESHOLD-UNVALIDATED" in failed.stdout + failed.stderr
+
+    # pytest --ctxaudit in a toy harness project, on a broken tree of its own
+    tree = project / "gitreins-tree"
+    broken = subprocess.run(
+        [sys.executable, "-m", "tests.broken_target", "gitreins", "b2-input-cap-strict",
+         str(tmp_path / "broken")],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    (option,) = json.loads(broken.stdout.strip().splitlines()[-1])["options"]
+    shutil.copytree(option.partition("=")[2], tree)
+    (project / "tests").mkdir()
+    (project / "tests" / "test_own.py").write_text("def test_own():\n    assert True\n")
+    plugin = _run([str(env_dir / "bin" / "python"), "-m", "pytest", "-rA", f"--ctxaudit={tree}"],
+                  project, env)  # fmt: skip
+    assert plugin.returncode == 1, plugin.stdout[-3000:]
+    assert "FAILED ctxaudit/gitreins-0.17.1::B2" in plugin.stdout
+    assert "PASSED tests/test_own.py::test_own" in plugin.stdout
+
+    assert _files(site / "ctxaudit") == package, "a run wrote into the installation"
+
+
+def _other_pythons() -> list[str]:
+    """The interpreters of the other supported versions this machine has (pyenv's)."""
+    found = []
+    for minor in ("3.12", "3.13"):
+        for candidate in sorted(Path.home().glob(f".pyenv/versions/{minor}.*/bin/python{minor}")):
+            found.append(str(candidate))
+            break
+    return found
+
+
+@pytest.mark.parametrize("python", _other_pythons() or [pytest.param("", marks=pytest.mark.skip(
+    reason="no Python 3.12 or 3.13 on this machine (pyenv)"))])  # fmt: skip
+def test_it_installs_and_runs_on_the_other_supported_pythons(python: str, tmp_path: Path) -> None:
+    env_dir = _environment(tmp_path, _wheel(tmp_path), python)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CTXAUDIT_", "VIRTUAL_"))}
+    env["CTXAUDIT_HOME"] = str(tmp_path / "home")
+    ledger = _run(
+        [str(env_dir / "bin" / "ctxaudit"), "audit", "--target", "ledger", "--no-mutation",
+         "--no-fixes", "--profile", "ci", "--seed", "0"],
+        tmp_path, env,
+    )  # fmt: skip
+    assert ledger.returncode == 0, ledger.stdout[-3000:] + ledger.stderr[-2000:]
+    verdicts = json.loads(next((tmp_path / "reports").glob("ledger-*/findings.json")).read_text())
+    assert set(verdicts["verdicts"].values()) == {"holds"}
