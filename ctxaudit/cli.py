@@ -1,7 +1,7 @@
 """ctxaudit command line.
 
-    ctxaudit audit [--target SPEC]... [--profile ci|thorough] [--seed N] [--out DIR]
-                   [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
+    ctxaudit audit [--target SPEC]... [--release] [--profile ci|thorough] [--seed N]
+                   [--out DIR] [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
                    [--jobs N] [--since REV] [--baseline FILE]
     ctxaudit baseline --target SPEC... --out FILE
 
@@ -88,7 +88,15 @@ def _add_audit_targets(audit: argparse.ArgumentParser) -> None:
     )
     _add_repo_options(audit)
     audit.add_argument(
-        "--profile", default="thorough", choices=sorted(PROFILES), help="Hypothesis profile"
+        "--release",
+        action="store_true",
+        help="the thorough release audit: the thorough profile and the mutation audit "
+        "(with the peer suite), unless --profile or --no-mutation say otherwise",
+    )
+    audit.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        help="Hypothesis profile (default: ci; thorough with --release)",
     )
     audit.add_argument(
         "--seed",
@@ -115,8 +123,9 @@ def _add_run_options(audit: argparse.ArgumentParser) -> None:
     audit.add_argument(
         "--mutation",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also run the mutation audit and its gate for each target version (default: on)",
+        default=None,
+        help="also run the mutation audit and its gate for each target version (default: "
+        "off; on with --release)",
     )
     audit.add_argument(
         "--other-sample",
@@ -376,6 +385,10 @@ def _audit_options(
     ``--out`` and the report files checked, ``--since``'s changes found. Raises
     :class:`_CannotStart` (or exits through ``parser.error``) when it cannot start."""
     baseline = _load_baseline(args.baseline)
+    if args.profile is None:  # a first run sees its answer in a minute; --release is thorough
+        args.profile = "thorough" if args.release else "ci"
+    if args.mutation is None:  # a pull-request gate (--since) is a mutation run
+        args.mutation = bool(args.release or args.since)
     fixes = not args.since if args.fixes is None else args.fixes
     if not fixes and args.mutate == "fixed":
         parser.error("--mutate fixed mutates the fix audit's fully fixed tree: not with "
@@ -764,6 +777,8 @@ def _finish(run: _AuditRun, accepted: dict[str, list[str]] | None) -> int:
     clock.mutation_wall_s = clock.total_s - clock.properties_wall_s
     if options.cache:
         print(f"ctxaudit: reused from {run.steps.store.directory}: {run.steps.summary()}")
+    for report in done:
+        print(f"ctxaudit: {report.target}-{report.version}: {summary(report)}")
     print(f"ctxaudit: where the time went: {clock.write(options.out)}")
     print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
     if run.unchecked:
@@ -771,6 +786,31 @@ def _finish(run: _AuditRun, accepted: dict[str, list[str]] | None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     return 1 if run.failed else 0
+
+
+def summary(report: TargetReport) -> str:
+    """One version in one line, as a release manager reads it: what holds, the known
+    findings that reproduce and their fixes (and whether the fully fixed tree holds),
+    and what is new."""
+    held = [p for p, v in report.verdicts.items() if v == "holds"]
+    known = [k for k in report.known if k.get("affects")]
+    parts = ["holds " + (" ".join(held) if held else "nothing")]
+    if known:
+        props = sorted({p for k in known for p in str(k["property"]).split("/")})
+        verified = sum(1 for f in report.fixes if f.get("status") == "fix verified")
+        line = f"known {len(known)} finding(s) on {' '.join(props)}"
+        if report.fixes:
+            line += f", {verified} fix(es) verified"
+        if report.fixed:
+            line += ", the fully fixed tree " + (
+                "holds" if report.fixed.get("ok") else "does not hold (see findings.md)"
+            )
+        parts.append(line)
+    unchecked = [p for p, v in report.verdicts.items() if v == "could not check"]
+    if unchecked:
+        parts.append("could not check " + " ".join(unchecked))
+    parts.append(f"new {len(report.findings)}" if report.findings else "new none")
+    return " · ".join(parts)
 
 
 def _write_ci_files(

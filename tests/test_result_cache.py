@@ -257,5 +257,5 @@ def test_mutate_fixed_mutates_the_fix_audits_tree(
     monkeypatch.setattr(audit_mod, "run_target", with_fix_audit)
     monkeypatch.setattr(audit_mod, "run_mutation", mutation)
     argv = ["audit", "--target", "toy-cached", "--out", str(tmp_path / "out"), "--seed", "1"]
-    assert cli.main([*argv, "--profile", "dev", "--mutate", mutate]) == 0
+    assert cli.main([*argv, "--profile", "dev", "--mutation", "--mutate", mutate]) == 0
     assert calls == [["TOY-1", "TOY-2"] if mutate == "fixed" else []]
