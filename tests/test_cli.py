@@ -234,7 +234,16 @@ def test_a_mutation_run_that_could_not_run_exits_2(
         the_audit, "run_mutation", lambda *a, **k: (next(codes), "mutation: its own error\n")
     )
     try:
-        argv = ["audit", "--target", "toy==1.0", "--target", "toy==2.0", "--profile", "ci", "--mutation"]
+        argv = [
+            "audit",
+            "--target",
+            "toy==1.0",
+            "--target",
+            "toy==2.0",
+            "--profile",
+            "ci",
+            "--mutation",
+        ]
         got = cli.main([*argv, "--seed", "1", "--out", str(tmp_path / "r"), "--no-peer"])
     finally:
         targets.unregister("toy")
