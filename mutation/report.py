@@ -228,7 +228,8 @@ def peer_summary(
         # why peer tests cannot run on the unmutated tree: counts per outcome (error,
         # failed, skipped) and the tests grouped by reason (mutation/peer_outcomes.py)
         "not_run": peer.get("baseline", {}).get("not_run"),
-        # fixtures ctxaudit supplies to the peer suite (ctxaudit/targets/gitreins_peer_fixtures.py)
+        # fixtures ctxaudit supplies to the peer suite (a target's pytest plugin given in
+        # its mutation.toml's peer pytest_args)
         "plugins": peer.get("plugins", []),
         "error": peer.get("error"),
     }
