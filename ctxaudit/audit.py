@@ -264,8 +264,9 @@ def run_attribute(request: AttributeRequest) -> int:
     except (TargetError, ValueError) as exc:
         why = f" ({exc})" if isinstance(exc, TargetError) else ""
         print(
-            "ctxaudit: attribute needs one gitreins version or one lightspeed-stack tree, "
-            f"got {request.spec!r}{why}",
+            "ctxaudit: attribute needs one version of a target with a fix audit ("
+            + ", ".join(t.name for t in targets.all_targets() if t.fix_audit)
+            + f"), got {request.spec!r}{why}",
             file=sys.stderr,
         )
         return 2

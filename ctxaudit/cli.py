@@ -48,7 +48,16 @@ if TYPE_CHECKING:
     from ctxaudit.target_report import TargetReport
     from ctxaudit.timing import AuditTime
 
-DEFAULT_TARGETS = ["gitreins", "ledger"]
+
+def default_targets() -> list[str]:
+    """What the audit checks when no ``--target`` is given: each registered target's
+    default spec (gitreins' pinned release and the ledger)."""
+    return [t.default_spec for t in targets.all_targets() if t.default_spec]
+
+
+def _target_help() -> str:
+    forms = " | ".join(f"{t.name}: {t.spec_forms}" for t in targets.all_targets() if t.spec_forms)
+    return f"{forms}; repeatable (default: {', '.join(default_targets())})"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,10 +90,7 @@ def _add_audit_targets(audit: argparse.ArgumentParser) -> None:
         "--target",
         action="append",
         metavar="SPEC",
-        help="ledger | gitreins (pinned) | gitreins==X | gitreins>=X (a range resolved on PyPI) | "
-        "PATH to a gitreins source tree | lightspeed-stack==TAG | lightspeed-stack@REV | "
-        "lightspeed-stack>=X (tags) | PATH to a lightspeed-stack working tree; repeatable "
-        "(default: gitreins and ledger)",
+        help=_target_help(),
     )
     _add_repo_options(audit)
     audit.add_argument(
@@ -147,9 +153,8 @@ def _add_run_options(audit: argparse.ArgumentParser) -> None:
         "--since",
         metavar="REV",
         help="pull-request gate: mutate only the functions in scope that changed since REV "
-        "in the target's git history (a gitreins or lightspeed-stack source tree given as a "
-        "path, or ledger); "
-        "the properties run as usual",
+        "in the target's git history (a source tree given as a path, or ledger); the "
+        "properties run as usual",
     )
 
 
@@ -177,8 +182,9 @@ def _add_step_options(audit: argparse.ArgumentParser) -> None:
         "--peer",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="with mutation, also run the same gitreins mutants against gitreins' own tests "
-        "(from its sdist) and report both scores side by side; never gated (default: on)",
+        help="with mutation, also run the same mutants against the target's own tests where "
+        "it has some (gitreins: its sdist's) and report both scores side by side; never gated "
+        "(default: on)",
     )
     audit.add_argument(
         "--mutate",
@@ -242,7 +248,7 @@ def _add_attribute_command(sub: Any) -> None:
         "--target",
         required=True,
         metavar="SPEC",
-        help="gitreins==X, or one lightspeed-stack tree (lightspeed-stack@REV, ==TAG, a path)",
+        help="one version of a target with a fix audit, as --target names it",
     )
     _add_repo_options(attribute)
     attribute.add_argument("--fix", required=True, metavar="FINDING", help="the finding's id")
@@ -428,13 +434,13 @@ def _load_baseline(path: Path | None) -> Baseline | None:
 
 
 def _resolve_targets(args: argparse.Namespace) -> list[Described]:
-    """The target versions every ``--target`` names (default: gitreins and ledger), in
-    the order given, resolved in their repositories."""
+    """The target versions every ``--target`` names (default: the registered targets'
+    default specs), in the order given, resolved in their repositories."""
     from ctxaudit import audit
 
     repos = _repos(args)
     found: list[Described] = []
-    for spec in args.target or DEFAULT_TARGETS:
+    for spec in args.target or default_targets():
         try:
             found += audit.parse_target(spec, repos)
         except TargetError as exc:
@@ -903,7 +909,7 @@ def _write_baseline(args: argparse.Namespace) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="ctxaudit-baseline-") as tmp:
         argv = ["audit", "--no-mutation", "--no-fixes", "--profile", args.profile, "--out", tmp]
-        for spec in args.target or DEFAULT_TARGETS:
+        for spec in args.target or default_targets():
             argv += ["--target", spec]
         for option in targets.repo_options():
             if getattr(args, option.dest, None):

@@ -198,7 +198,9 @@ class Target(Protocol):
     fix_audit: bool  # the fix audit (ctxaudit/fixes) applies to it
     #: the suites the fix audit runs on the fully fixed tree (None: :attr:`suites`)
     fixed_suites: Sequence[str] | None
-    spec_forms: str  # the spec forms it takes, for error messages
+    spec_forms: str  # the spec forms it takes, for error messages and help
+    #: the spec ``ctxaudit audit`` checks when no ``--target`` is given (None: not by default)
+    default_spec: str | None
     #: a path spec no target claims is its to explain (the error names what is missing)
     takes_paths: bool
 
@@ -288,6 +290,7 @@ class BaseTarget:
     fix_audit = False
     fixed_suites: Sequence[str] | None = None
     spec_forms = ""
+    default_spec: str | None = None
     takes_paths = False
 
     def claims(self, spec: str) -> bool:

@@ -225,7 +225,8 @@ def test_attribute_command_usage_errors(capsys: pytest.CaptureFixture[str]) -> N
     from ctxaudit.audit import AttributeRequest, run_attribute
 
     assert run_attribute(AttributeRequest("ledger", "GR-GAP-062", "t")) == 2
-    assert "one gitreins version" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "one version of a target with a fix audit (gitreins, lightspeed-stack)" in err
 
 
 def test_the_fixed_tree_runs_under_each_seed(tmp_path: Path) -> None:

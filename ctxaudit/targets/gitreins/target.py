@@ -56,6 +56,7 @@ class Gitreins(BaseTarget):
     excludes_known = True
     fix_audit = True
     spec_forms = "'gitreins==X', 'gitreins>=X', a gitreins source tree"
+    default_spec = NAME  # the pinned release
     takes_paths = True  # a path that is no target's tree gets gitreins' explanation
 
     def claims(self, spec: str) -> bool:

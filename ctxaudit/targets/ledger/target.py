@@ -46,6 +46,7 @@ class Ledger(BaseTarget):
         spec_help="a folder that holds a copy of ledger/ (default: this repository's)",
     )
     spec_forms = "'ledger'"
+    default_spec = NAME
 
     def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
         return [Described(NAME, NAME, self.resolve().version)]
