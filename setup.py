@@ -12,6 +12,7 @@ An editable install (a checkout) runs in the checkout itself and copies nothing.
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 from setuptools import setup
@@ -29,6 +30,7 @@ class BuildWithSuite(build_py):
         super().run()
         if getattr(self, "editable_mode", False):
             return  # a checkout runs in place
+        self._vendor(Path(self.build_lib) / "ctxaudit" / "_vendor")
         dest = Path(self.build_lib) / "ctxaudit" / "_suite"
         shutil.rmtree(dest, ignore_errors=True)
         for part in SUITE:
@@ -38,6 +40,18 @@ class BuildWithSuite(build_py):
             else:
                 dest.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest / part)
+
+    @staticmethod
+    def _vendor(dest: Path) -> None:
+        """The mutation report viewer (ctxaudit/mte.py), fetched at build time, pinned and
+        checked; a wheel built without the network still works and says how to get it."""
+        sys.path.insert(0, str(ROOT))
+        from ctxaudit import mte
+
+        try:
+            mte.fetch(dest)
+        except mte.FetchError as exc:
+            print(f"warning: {exc}; mutation.html will not be written", file=sys.stderr)
 
 
 setup(cmdclass={"build_py": BuildWithSuite})

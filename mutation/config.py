@@ -5,7 +5,9 @@ named by its :class:`~ctxaudit.targets.base.MutationScope`), as one TOML table n
 after the target, ``[<name>]``:
 
 - ``package`` (the folder copied and mutated), ``tests`` (the suites run against each
-  mutant), ``pytest_args``; ``files[]``: ``path`` (a glob) and ``functions``;
+  mutant: paths under ctxaudit's root, or under the file's own folder written
+  ``{here}/...``, for a target that ships its suites in its own package),
+  ``pytest_args``; ``files[]``: ``path`` (a glob) and ``functions``;
 - ``files[].functions`` and ``exclude[].function`` are fnmatch globs over the
   qualified name inside the file (``"EvalCap.record_llm_call"``, ``"_parse_time"``);
 - ``exclude[].when`` (optional): the exclusion applies only to a function whose source
@@ -211,7 +213,7 @@ def load_targets(path: Path) -> dict[str, TargetConfig]:
             out[name] = TargetConfig(
                 name=name,
                 package=t["package"],
-                tests=tuple(t["tests"]),
+                tests=tuple(_here(s, path) for s in t["tests"]),
                 pytest_args=(*SUITE_PLUGIN, *t.get("pytest_args", ())),
                 files=tuple((f["path"], tuple(f.get("functions", ["*"]))) for f in t["files"]),
                 exclude=tuple(
@@ -304,6 +306,11 @@ def _reason(entry: dict[str, str], target: str) -> str:
     if not reason:
         raise ConfigError(f"mutation.toml: [{target}] exclusion {entry} has no reason")
     return reason
+
+
+def _here(test: str, config: Path) -> str:
+    """A ``tests`` entry with ``{here}`` read as the configuration file's folder."""
+    return test.replace("{here}", str(config.resolve().parent))
 
 
 def target_config(name: str) -> TargetConfig:

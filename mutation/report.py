@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Template
 
 from ctxaudit import atomic
+from ctxaudit import mte as mte_view
 from ctxaudit.templating import environment
 from mutation import peer_spec
 from mutation.operators import GATED_KINDS, KINDS
@@ -412,6 +413,8 @@ def write_reports(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     # each appears whole or not at all: a reader (the matrix) never sees half a report
     atomic.write_text(js, json.dumps(mte, indent=1) + "\n")
     atomic.write_text(md, to_markdown(doc))
+    # the same report in the mutation-testing-elements viewer, where set-up fetched it
+    mte_view.write_html(js, f"{doc.get('target', '')} {doc.get('version', '')} mutants")
     return js, md
 
 

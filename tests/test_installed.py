@@ -177,3 +177,123 @@ def test_it_installs_and_runs_on_the_other_supported_pythons(python: str, tmp_pa
     assert ledger.returncode == 0, ledger.stdout[-3000:] + ledger.stderr[-2000:]
     verdicts = json.loads(next((tmp_path / "reports").glob("ledger-*/findings.json")).read_text())
     assert set(verdicts["verdicts"].values()) == {"holds"}
+
+
+#: a harness's own target, shipped as a package of its own: its target (one class),
+#: its code under test, its suite and its mutation scope, registered by one entry point
+TOY_TARGET = """
+from pathlib import Path
+
+from ctxaudit.targets.base import BaseTarget, Described, MutationScope, PytestOption, Resolved
+
+HOME = Path(__file__).parent
+
+
+class Toy(BaseTarget):
+    name = "toyharness"
+    properties = {"T1": "the cap holds"}
+    suites = (str(HOME / "suite"),)
+    spec_forms = "'toyharness'"
+    mutation = MutationScope(
+        "toyharness", "toycode", spec_option="--toyharness", config=HOME / "mutation.toml"
+    )
+    pytest_options = (PytestOption("--toyharness", "the toy tree (default: its own)"),)
+
+    def claims(self, spec):
+        return spec == self.name
+
+    def resolve(self, spec=None, repo=None):
+        return Resolved(self.name, "1.0", HOME, self.name, copy_dir="toycode")
+
+    def expand(self, spec, repo=None):
+        return [Described(self.name, self.name, "1.0")]
+
+    def code_paths(self, resolved):
+        return [HOME / "toycode"]
+
+
+TARGET = Toy()
+"""
+
+TOY_CONFTEST = """
+import sys
+from pathlib import Path
+
+# the code under test; appended, so that the mutation runner's copy (put first) wins
+sys.path.append(str(Path(__file__).parents[1]))
+"""
+
+TOY_MUTATION = """
+[toyharness]
+package = "toycode"
+tests = ["{here}/suite"]
+pytest_args = []
+
+[[toyharness.files]]
+path = "toycode/*.py"
+functions = ["*"]
+
+[[toyharness.properties]]
+match = "*"
+properties = ["T1"]
+"""
+
+TOY_PYPROJECT = """
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "toyharness"
+version = "1.0"
+
+[project.entry-points."ctxaudit.targets"]
+toyharness = "toyharness.target:TARGET"
+
+[tool.setuptools]
+packages = ["toyharness", "toyharness.toycode", "toyharness.suite"]
+
+[tool.setuptools.package-data]
+toyharness = ["mutation.toml"]
+"""
+
+
+def test_a_target_from_its_own_package_is_audited_and_mutated(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A harness's target package installed beside ctxaudit: listed, audited and
+    mutated end to end with no file of ctxaudit changed."""
+    from tests.test_target_package import CODE, SUITE
+
+    env_dir, env = installed
+    src = tmp_path / "toyharness-src"
+    home = src / "toyharness"
+    for folder in (home / "toycode", home / "suite"):
+        folder.mkdir(parents=True)
+    (home / "__init__.py").write_text("")
+    (home / "target.py").write_text(TOY_TARGET)
+    (home / "mutation.toml").write_text(TOY_MUTATION)
+    (home / "toycode" / "__init__.py").write_text(CODE)
+    (home / "suite" / "__init__.py").write_text("")
+    (home / "suite" / "conftest.py").write_text(TOY_CONFTEST)
+    (home / "suite" / "test_toy.py").write_text(SUITE)
+    (src / "pyproject.toml").write_text(TOY_PYPROJECT)
+    added = _run([str(UV), "pip", "install", "-q", "--python", str(env_dir / "bin" / "python"),
+                  str(src)], tmp_path, dict(os.environ))  # fmt: skip
+    assert added.returncode == 0, added.stderr[-3000:]
+    ctxaudit = str(env_dir / "bin" / "ctxaudit")
+    try:
+        help_text = _run([ctxaudit, "audit", "--help"], tmp_path, env).stdout
+        assert "toyharness" in help_text
+        got = _run([ctxaudit, "audit", "--target", "toyharness", "--mutation", "--no-peer",
+                    "--profile", "ci", "--seed", "0", "--out", str(tmp_path / "reports")],
+                   tmp_path, env)  # fmt: skip
+        assert got.returncode == 0, got.stdout[-3000:] + got.stderr[-2000:]
+        report = json.loads((tmp_path / "reports/toyharness-1.0/findings.json").read_text())
+        assert report["verdicts"] == {"T1": "holds"}
+        mutants = json.loads((tmp_path / "reports/toyharness-1.0/mutation.json").read_text())
+        statuses = {m["status"] for m in mutants["files"]["toycode/__init__.py"]["mutants"]}
+        assert "Killed" in statuses, statuses
+    finally:
+        _run([str(UV), "pip", "uninstall", "-q", "--python", str(env_dir / "bin" / "python"),
+              "toyharness"], tmp_path, dict(os.environ))  # fmt: skip
