@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from ctxaudit import targets
 from ctxaudit.audit import PROPERTIES
 from ctxaudit.outcomes import COULD_NOT_CHECK as COULD_NOT_CHECK  # re-exported
 from ctxaudit.outcomes import FAILS as FAILS
 from ctxaudit.outcomes import HOLDS as HOLDS
 from ctxaudit.outcomes import NOT_CHECKED as NOT_CHECKED
+from ctxaudit.targets.base import release_order
 
 #: verdict -> (symbol, css class); the word itself is always shown too. "could not
 #: check" (ctxaudit's own error, a tree it cannot drive) is neither holds nor fails
@@ -244,19 +243,27 @@ class KnownRow:
         return [v for v, s in self.states.items() if s]
 
     def runs(self) -> list[tuple[str, str, str | None]]:
-        """Contiguous runs of affected versions: (first, last, fixed in or None)."""
+        """Contiguous runs of affected versions on one line of the target's history:
+        (first, last, the next version on that line when it does not reproduce, else
+        None)."""
         out: list[tuple[str, str, str | None]] = []
         versions = list(self.states)
+        line = {v: history(self.target, v)[0] for v in versions}
         i = 0
         while i < len(versions):
             if not self.states[versions[i]]:
                 i += 1
                 continue
             j = i
-            while j + 1 < len(versions) and self.states[versions[j + 1]]:
+            while (
+                j + 1 < len(versions)
+                and self.states[versions[j + 1]]
+                and line[versions[j + 1]] == line[versions[i]]
+            ):
                 j += 1
             nxt = versions[j + 1] if j + 1 < len(versions) else None
-            fixed = nxt if nxt is not None and self.states[nxt] is False else None
+            on_line = nxt is not None and line[nxt] == line[versions[i]]
+            fixed = nxt if on_line and nxt is not None and self.states[nxt] is False else None
             out.append((versions[i], versions[j], fixed))
             i = j + 1
         return out
@@ -287,19 +294,26 @@ class Matrix:
 # --------------------------------------------------------------------------- reading
 
 
-def version_key(target: str, version: str) -> tuple[int, str, int, Version, str]:
+def history(target: str, version: str) -> tuple[str, tuple[Any, ...]]:
+    """A version's line and its order on it, as its target says
+    (``Target.history``); one line in release order for a target the registry does
+    not know."""
+    if target in targets.names():
+        return targets.get(target).history(version)
+    return "", release_order(version)
+
+
+def version_key(target: str, version: str) -> tuple[Any, ...]:
     """Sort key: the registered targets in registration order, then targets the registry
-    does not know (by name); within a target PEP 440 order, then versions that are not
-    PEP 440 (``git-<sha>``) by text."""
+    does not know (by name); within a target its history: line by line (in release
+    order, ``main`` last), each in its own order."""
     order = targets.names()
     rank = order.index(target) if target in order else len(order)
-    try:
-        return (rank, target, 0, Version(version), "")
-    except InvalidVersion:
-        return (rank, target, 1, Version("0"), version)
+    line, on_line = history(target, version)
+    return (rank, target, line == "main", release_order(line) if line else (), on_line)
 
 
-def _sort_key(v: VersionReport) -> tuple[int, str, int, Version, str]:
+def _sort_key(v: VersionReport) -> tuple[Any, ...]:
     return version_key(v.target, v.version)
 
 
@@ -603,6 +617,10 @@ def build(report_dirs: Sequence[Path]) -> Matrix:
     m = Matrix(versions, skipped=skipped)
     for target in m.targets:
         vs = m.of(target)
-        m.changes += [diff(a, b) for a, b in zip(vs, vs[1:], strict=False)]
+        m.changes += [
+            diff(a, b)
+            for a, b in zip(vs, vs[1:], strict=False)
+            if history(target, a.version)[0] == history(target, b.version)[0]
+        ]
     m.known = _known_rows(versions)
     return m

@@ -273,6 +273,12 @@ class Target(Protocol):
         cache hashes (``ctxaudit/result_cache.py``); never a folder the audit writes."""
         ...
 
+    def history(self, version: str) -> tuple[str, tuple[Any, ...]]:
+        """Where a version (as reports name it) sits in the target's history: its line
+        (a release branch; "" for a target with one line) and its order on that line.
+        The matrix orders versions by it and compares only neighbours on one line."""
+        ...
+
 
 class BaseTarget:
     """Defaults for the parts of :class:`Target` that most targets do not need."""
@@ -338,3 +344,16 @@ class BaseTarget:
 
     def code_paths(self, resolved: Resolved) -> list[Path]:
         return [resolved.root]
+
+    def history(self, version: str) -> tuple[str, tuple[Any, ...]]:
+        return "", release_order(version)
+
+
+def release_order(version: str) -> tuple[Any, ...]:
+    """PEP 440 order, then versions that are not PEP 440 (``git-<sha>``) by text."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (0, Version(version), "")
+    except InvalidVersion:
+        return (1, Version("0"), version)

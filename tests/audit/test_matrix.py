@@ -558,3 +558,26 @@ def test_a_failure_the_fix_audit_attributed_to_a_known_finding_is_not_new(
     _write(tmp_path, data)
     m = matrix.build(matrix.find_reports(tmp_path))
     assert summary_lines(m)[1] == "New findings: none; every failure is a known finding's."
+
+
+def test_trees_follow_their_history_and_are_compared_on_their_line() -> None:
+    """lightspeed-stack's trees line by line (the 0.6 tags then release/0.6's head, the
+    0.7 line, then main); a change or a "fixed in" never crosses from one line to
+    another (the committed reports of every tree)."""
+    from ctxaudit.matrix.model import build
+    from ctxaudit.targets.lightspeed.target import history_line
+
+    root = Path(__file__).resolve().parents[2] / "reports"
+    m = build(sorted(p.parent for p in root.glob("lightspeed-stack-*/findings.json")))
+    order = [v.version for v in m.of("lightspeed-stack")]
+    assert order == [
+        "0.6.0", "0.6.1", "0.6.2", "release-0.6-gb56fe5c",
+        "0.7.0rc1", "release-0.7-g4db5a1e",
+        "g41d55b987cf8", "main-gcd1a048",
+    ]  # fmt: skip
+    for change in m.changes:
+        assert history_line(change.before) == history_line(change.after), change
+    for row in m.known:
+        for first, last, fixed in row.runs():
+            assert history_line(first) == history_line(last)
+            assert fixed is None or history_line(fixed) == history_line(first), (row.id, fixed)

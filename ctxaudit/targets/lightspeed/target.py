@@ -42,6 +42,7 @@ from ctxaudit.targets.base import (
     Resolved,
     TargetError,
     known_entry,
+    release_order,
 )
 
 if TYPE_CHECKING:
@@ -116,6 +117,18 @@ class Lightspeed(BaseTarget):
     fix_audit = True
     #: the fully fixed tree: the lockstep, not the findings' regression tests
     fixed_suites = (INENV, f"--ignore={FINDINGS_TESTS}")
+
+    def history(self, version: str) -> tuple[str, tuple[Any, ...]]:
+        """Its lines are the release branches (``0.6``: the 0.6 tags and release/0.6's
+        head) and main (its head and the commits audited by hash); on a line, the tags in
+        release order, then commits, then the branch's head. Reports carry no commit
+        dates, so commits named by hash alone keep their text order before the head."""
+        line = history_line(version)
+        if version.startswith(("release-", "main-")):
+            return line, (2, version)
+        if re.fullmatch(r"g[0-9a-f]{7,40}", version):
+            return line, (1, version)
+        return line, (0, *release_order(version))
 
     def claims(self, spec: str) -> bool:
         from ctxaudit.targets.lightspeed.tree import QUERY
@@ -249,3 +262,11 @@ def _version(tree: Any, spec: str) -> str:
 
 
 TARGET = Lightspeed()
+
+
+def history_line(version: str) -> str:
+    """The release line of a tree as reports name it: ``0.6.2`` and
+    ``release-0.6-gb56fe5c`` are ``0.6``; ``main-gcd1a048`` and a commit named by its hash
+    (``g41d55b987cf8``) are ``main``."""
+    m = re.match(r"^(?:release-)?(\d+\.\d+)", version)
+    return m.group(1) if m else "main"
