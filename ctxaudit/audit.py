@@ -272,7 +272,7 @@ def run_attribute(request: AttributeRequest) -> int:
         return 2
     fix = targets.fixes().get(request.fix)
     if fix is None:
-        print(f"ctxaudit: no fix for {request.fix!r} in ctxaudit/fixes", file=sys.stderr)
+        print(f"ctxaudit: no fix for {request.fix!r} in any target's fixes", file=sys.stderr)
         return 2
     kind = targets.get(target.kind)
     resolved = kind.resolve(target.spec, target.repo)

@@ -1,8 +1,8 @@
-"""The fix audit of one target version (issue 11): verify each known finding's fix,
+"""The fix audit of one target version: verify each known finding's fix,
 check every property on the fully fixed tree over the whole input space, and
 attribute each failure of the unfixed tree to the finding whose fix explains it.
 
-1. Each known finding that reproduces on the version gets its fix (``ctxaudit/fixes``)
+1. Each known finding that reproduces on the version gets its fix (its target's ``fixes`` package)
    applied alone to a copy of the tree, in the form the tree's text takes
    (``ctxaudit.fixes.choose``: the first form whose edits all apply; the version only
    orders the tries). Its regression test asserts the finding, so the fix is verified
@@ -288,7 +288,7 @@ def _single_fix_trees(audit: _FixAudit) -> None:
         fix = audit.fixes.get(k["id"])
         if fix is None:
             row["status"] = "no fix"
-            row["detail"] = "ctxaudit/fixes holds no fix for this finding yet"
+            row["detail"] = "its target's fixes hold no fix for this finding yet"
             continue
         try:  # the form the tree's text takes; a reason form is written for versions
             form: fixlib.Form | None = fixlib.choose(fix, audit.root, audit.version)

@@ -1,8 +1,8 @@
 """``--fix``: the tree to mutate with some of its known findings fixed.
 
-A copy of the target's tree with the named fixes (``ctxaudit/fixes``) applied, beside the
-work copy, and the findings whose regions the suites leave out narrowed to those not
-fixed, so the fixed findings' regions are checked. See mutation/README.md (``--fix``).
+A copy of the target's tree with the named fixes (its ``fixes`` package) applied,
+beside the work copy, and the findings whose regions the suites leave out narrowed to
+those not fixed, so the fixed findings' regions are checked. See mutation/README.md (``--fix``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def fixed_tree(
     target: str, tree_or_spec: str | None, fixes: Sequence[str], dest: Path
 ) -> tuple[Resolved, list[str]]:
     """``--fix``: a copy of the tree at ``dest`` with the named fixes applied
-    (``ctxaudit/fixes``; ``all``: the fix of each of the target's known findings that
+    (the target's fixes; ``all``: the fix of each of the target's known findings that
     has edits for this version), as the target
     version to mutate, and the fixes applied. The copy runs as the tree it was made from
     (the same environment; the work copy takes the tree's source folder's place). A fix
@@ -65,7 +65,7 @@ def _chosen_fixes(kind: Any, fixes: Sequence[str], target: str, version: str) ->
     else:
         unknown = [f for f in fixes if f not in every]
         if unknown:
-            raise MutationError(f"--fix {', '.join(unknown)}: no such fix in ctxaudit/fixes")
+            raise MutationError(f"--fix {', '.join(unknown)}: no such fix in any target's fixes")
         chosen = [every[f] for f in dict.fromkeys(fixes)]
         no_form = [f.finding for f in chosen if not _has_edits(f, version)]
         if no_form:

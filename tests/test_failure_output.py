@@ -1,4 +1,4 @@
-"""Issue 13: a failing property test prints one screen (ctxaudit/failure_output.py).
+"""A failing property test prints one screen (ctxaudit/failure_output.py).
 
 Structure only, never time: the report names the property's message, lists
 the shrunk program, holds the one command that replays the example, and the

@@ -195,7 +195,7 @@ class Target(Protocol):
     repo: RepoOption | None
     #: its suites leave out the regions of the findings named in CTXAUDIT_FINDINGS
     excludes_known: bool
-    fix_audit: bool  # the fix audit (ctxaudit/fixes) applies to it
+    fix_audit: bool  # the fix audit (its fixes_package) applies to it
     #: the suites the fix audit runs on the fully fixed tree (None: :attr:`suites`)
     fixed_suites: Sequence[str] | None
     spec_forms: str  # the spec forms it takes, for error messages and help

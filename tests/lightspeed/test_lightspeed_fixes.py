@@ -1,6 +1,6 @@
 """The fix audit on lightspeed-stack: fixes verified the way ``bin/ctxaudit audit`` does.
 
-Each lightspeed-stack finding's fix (``ctxaudit/fixes/ls_*.py``) is applied to a copy of
+Each lightspeed-stack finding's fix (``ctxaudit/targets/lightspeed/fixes/``) is applied to a copy of
 a tree; the copy runs in the tree's environment as that tree (the target's
 ``copy_env``: its tag and commit, so the findings registered for it are checked, and
 exactly the given regions left out). A fix is verified when its finding's regression
@@ -38,7 +38,7 @@ def test_every_lightspeed_finding_has_a_fix_or_a_reason() -> None:
     assert ls_trees.RELEASE_07 == lsfindings.RELEASE_07
     for finding in lsfindings.FINDINGS:
         fix = fixes.get(finding.id)
-        assert fix is not None, f"{finding.id}: no fix in ctxaudit/fixes"
+        assert fix is not None, f"{finding.id}: no fix in ctxaudit/targets/lightspeed/fixes"
         for name in finding.registered:
             form = fix.form_for(name)
             assert form is not None, f"{finding.id}: no form (fix or reason) for {name}"

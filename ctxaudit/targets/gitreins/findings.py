@@ -250,7 +250,7 @@ FINDINGS: list[Finding] = [
     # V6 (docs/properties.md): gitreins decides "context error" in engine/evaluator.py,
     # AgenticEvaluator.evaluate, `except Exception as e:` after `self.llm.chat(...)`.
     # Reproduce on 0.13.0-0.17.1. Minimal fix, two independent lines (0.17.1: lines 1261
-    # and 1275; ctxaudit/fixes/gr_v6_*.py):
+    # and 1275; fixes/gr_v6_*.py):
     #   GR-V6-CLIENT-ERROR-COMPACTS: `if 400 <= status < 500 and status != 429:`
     #     -> `if status in (400, 413):`
     #   GR-V6-STATUS-IGNORED-FOR-KEYWORDS: `kw in err_msg` -> `kw in err_msg and
