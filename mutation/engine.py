@@ -211,142 +211,205 @@ def build_plan(
     mutant whose code is gone from it (:class:`catalogue.NoLongerApplies`, or its file
     gone) goes into ``Plan.no_longer_applies`` instead of failing the plan (the rule is in
     ``mutation/catalogue.py``'s docstring)."""
-    settings = OperatorSettings(quiet_calls=cfg.quiet_calls or DEFAULT_QUIET_CALLS)
-    files: dict[str, FilePlan] = {}
-    mutants: list[Mutant] = []
     excluded: dict[str, int] = {}
+    files = _generated_files(target, cfg, root, excluded)
+    # the operators' mutants first, file by file, then the catalogue's in its order
+    mutants = [mutant for fp in files.values() for mutant, _mu in fp.mutations]
+    plan = Plan(target, version, root, files, mutants, [], excluded, [])
+    for entry in catalogue.load(catalogue_path, target=target):
+        _add_catalogued(plan, entry, developer)
+    ids = [m.id for m in plan.mutants]
+    if len(ids) != len(set(ids)):
+        raise MutationError(f"{target}: mutant ids are not unique")  # would be a bug
+    return plan
+
+
+@dataclass(frozen=True)
+class _Generation:
+    """What generating the operators' mutants of one target needs, file after file."""
+
+    target: str
+    cfg: TargetConfig
+    settings: OperatorSettings
+    #: the functions this version's exclusions leave out as dead code
+    dead: frozenset[str]
+    #: reason -> how many mutants config left out for it (filled in as files are read)
+    excluded: dict[str, int]
+
+
+def _generated_files(
+    target: str, cfg: TargetConfig, root: Path, excluded: dict[str, int]
+) -> dict[str, FilePlan]:
+    """Every source file in scope (in the config's order) with the operators' mutants
+    of its functions in scope; the mutants config leaves out with a reason are counted
+    into ``excluded``. No file in scope is an error: a plan of nothing is a wrong config."""
+    settings = OperatorSettings(quiet_calls=cfg.quiet_calls or DEFAULT_QUIET_CALLS)
     paths = cfg.source_files(root)
     if not paths:
         raise MutationError(f"{target}: no source files in scope under {root}")
-    dead = cfg.dead_functions(root)
-    for path in paths:
-        source = (root / path).read_text()
-        module, mutations = create_mutations(source, path, settings)
-        index = function_index(module)
-        scope = {
-            k: cfg.in_scope(path, q, module.code_for_node(n), dead)
-            for k, (q, _c, n) in index.items()
-        }
-        skip = _excluded_lines(module, cfg)
-        fp = FilePlan(path, source, module)
-        seen: dict[tuple[str, ...], int] = {}
-        for mu in mutations:
-            func = mu.contained_by_top_level_function
-            qual = index[id(func)][0] if id(func) in index else None
-            if qual is None:
-                continue
-            if not scope[id(func)]:
-                left_out = qual in dead and cfg.listed(path, qual)
-                rule = cfg.excluded_function(qual, None, dead) if left_out else None
-                if rule is not None:  # this version's dead code: said, not silent
-                    excluded[rule.reason] = excluded.get(rule.reason, 0) + 1
-                continue
-            rule = next((r for r in skip.get(qual, []) if r[0] <= mu.start[0] <= r[1]), None)
-            if rule is not None:
-                excluded[rule[2]] = excluded.get(rule[2], 0) + 1
-                continue
-            original = module.code_for_node(mu.original_node)
-            replacement = module.code_for_node(mu.mutated_node)
-            key = (path, qual, mu.operator, original.strip(), replacement.strip())
-            seen[key] = seen.get(key, 0) + 1
-            digest = hashlib.sha256("\x00".join([*key, str(seen[key])]).encode()).hexdigest()[:12]
-            mutant = Mutant(
-                id=stable_id(path, qual, mu.kind, mu.operator, digest),
-                target=target,
-                file=path,
-                function=qual,
-                kind=mu.kind,
-                operator=mu.operator,
-                line=mu.start[0],
-                column=mu.start[1] + 1,
-                end_line=mu.end[0],
-                end_column=mu.end[1] + 1,
-                original=_short(original),
-                replacement=_short(replacement),
-                properties=list(cfg.properties_for(path, qual)),
-            )
-            fp.mutations.append((mutant, mu))
-            mutants.append(mutant)
-        files[path] = fp
+    gen = _Generation(target, cfg, settings, cfg.dead_functions(root), excluded)
+    return {path: _file_plan(gen, root, path) for path in paths}
 
-    not_applicable: list[dict[str, str]] = []
-    no_longer: list[dict[str, str]] = []
-    for entry in catalogue.load(catalogue_path, target=target):
-        if not entry.applies_to_version(version):
-            not_applicable.append(
-                {"id": entry.id, "versions": entry.versions, "description": entry.description}
+
+def _file_plan(gen: _Generation, root: Path, path: str) -> FilePlan:
+    """One file's operator mutants in source order, leaving out those outside a function
+    in scope and those in statements the config excludes (counted by their reason)."""
+    source = (root / path).read_text()
+    module, mutations = create_mutations(source, path, gen.settings)
+    index = function_index(module)
+    scope = {
+        k: gen.cfg.in_scope(path, q, module.code_for_node(n), gen.dead)
+        for k, (q, _c, n) in index.items()
+    }
+    skip = _excluded_lines(module, gen.cfg)
+    fp = FilePlan(path, source, module)
+    # how many mutants so far had the same key: the n-th one's id differs from the others'
+    seen: dict[tuple[str, ...], int] = {}
+    for mu in mutations:
+        func = mu.contained_by_top_level_function
+        qual = index[id(func)][0] if id(func) in index else None
+        if qual is None:
+            continue
+        if not scope[id(func)]:
+            _count_dead(gen, path, qual)
+            continue
+        rule = next((r for r in skip.get(qual, []) if r[0] <= mu.start[0] <= r[1]), None)
+        if rule is not None:
+            gen.excluded[rule[2]] = gen.excluded.get(rule[2], 0) + 1
+            continue
+        fp.mutations.append((_operator_mutant(gen, fp, qual, mu, seen), mu))
+    return fp
+
+
+def _count_dead(gen: _Generation, path: str, qual: str) -> None:
+    """A mutant of a function out of scope: counted under its rule's reason when the
+    function is this version's dead code (said in the report, not left out silently)."""
+    left_out = qual in gen.dead and gen.cfg.listed(path, qual)
+    rule = gen.cfg.excluded_function(qual, None, gen.dead) if left_out else None
+    if rule is not None:
+        gen.excluded[rule.reason] = gen.excluded.get(rule.reason, 0) + 1
+
+
+def _operator_mutant(
+    gen: _Generation, fp: FilePlan, qual: str, mu: CtxMutation, seen: dict[tuple[str, ...], int]
+) -> Mutant:
+    """The mutant of one operator mutation, its id stable across runs: a hash of where
+    it is and what it changes, and of how many the same ones came before it (``seen``)."""
+    path, module = fp.path, fp.module
+    original = module.code_for_node(mu.original_node)
+    replacement = module.code_for_node(mu.mutated_node)
+    key = (path, qual, mu.operator, original.strip(), replacement.strip())
+    seen[key] = seen.get(key, 0) + 1
+    digest = hashlib.sha256("\x00".join([*key, str(seen[key])]).encode()).hexdigest()[:12]
+    return Mutant(
+        id=stable_id(path, qual, mu.kind, mu.operator, digest),
+        target=gen.target,
+        file=path,
+        function=qual,
+        kind=mu.kind,
+        operator=mu.operator,
+        line=mu.start[0],
+        column=mu.start[1] + 1,
+        end_line=mu.end[0],
+        end_column=mu.end[1] + 1,
+        original=_short(original),
+        replacement=_short(replacement),
+        properties=list(gen.cfg.properties_for(path, qual)),
+    )
+
+
+def _add_catalogued(plan: Plan, entry: catalogue.Entry, developer: bool) -> None:
+    """One catalogue entry into the plan: its mutant, or the reason it does not apply
+    (another version, its ``where`` not met; ``developer``: its code gone from the tree).
+    An entry that should apply and cannot is a :class:`catalogue.CatalogueError`."""
+    if not entry.applies_to_version(plan.version):
+        plan.not_applicable.append(
+            {"id": entry.id, "versions": entry.versions, "description": entry.description}
+        )
+        return
+    if entry.where:
+        reason = _where_reason(plan, entry)
+        if reason is not None:
+            plan.not_applicable.append(
+                {
+                    "id": entry.id,
+                    "where": entry.where,
+                    "reason": reason,
+                    "description": entry.description,
+                }
             )
-            continue
-        fp_or_none = files.get(entry.file)
-        if entry.where:
-            where_fp = files.get(entry.where_in)
-            text = where_fp.source if where_fp is not None else None
-            if text is None and (root / entry.where_in).is_file():
-                text = (root / entry.where_in).read_text()  # a file outside the scope
-            reason = entry.where_reason(text)
-            if reason is not None:
-                not_applicable.append(
-                    {
-                        "id": entry.id,
-                        "where": entry.where,
-                        "reason": reason,
-                        "description": entry.description,
-                    }
-                )
-                continue
-        if fp_or_none is None and developer and not (root / entry.file).exists():
-            no_longer.append(catalogue.no_longer_applies_line(entry, f"{entry.file} is gone"))
-            continue
-        if fp_or_none is None:
+            return
+    fp = plan.files.get(entry.file)
+    if fp is None and developer and not (plan.root / entry.file).exists():
+        plan.no_longer_applies.append(
+            catalogue.no_longer_applies_line(entry, f"{entry.file} is gone")
+        )
+        return
+    if fp is None:
+        raise catalogue.CatalogueError(
+            f"catalogue entry {entry.id}: {entry.file} is not a file in the {plan.target} scope"
+        )
+    try:
+        mutated_source = catalogue.apply(entry, fp.source)
+    except catalogue.NoLongerApplies as exc:
+        if not developer:
             raise catalogue.CatalogueError(
-                f"catalogue entry {entry.id}: {entry.file} is not a file in the {target} scope"
-            )
-        fp = fp_or_none
-        try:
-            mutated_source = catalogue.apply(entry, fp.source)
-        except catalogue.NoLongerApplies as exc:
-            if not developer:
-                raise catalogue.CatalogueError(
-                    f"{exc} ({target} {version} is a registered version, which the catalogue "
-                    "is written for: fix the entry or its `versions`)"
-                ) from None
-            no_longer.append(catalogue.no_longer_applies_line(entry, exc.what))
-            continue
-        new_func = catalogue.mutated_function(entry, fp.module, mutated_source)
-        func = next(n for q, _c, n in function_index(fp.module).values() if q == entry.function)
-        line = _first_changed_line(fp.source, mutated_source)
-        mu = CtxMutation(
-            original_node=func.body,
-            mutated_node=new_func.body,
-            contained_by_top_level_function=func,
-            operator="catalogue",
-            kind=entry.kind,
-            start=(line, 0),
-            end=(line + len(entry.before.strip().splitlines()), 0),
-        )
-        mutant = Mutant(
-            id=f"catalogue:{entry.id}",
-            target=target,
-            file=entry.file,
-            function=entry.function,
-            kind=entry.kind,
-            operator="catalogue",
-            line=line,
-            column=1,
-            end_line=line + len(entry.before.strip().splitlines()),
-            end_column=1,
-            original=_short(entry.before),
-            replacement=_short(entry.after),
-            properties=[entry.property],
-            catalogue=entry.id,
-            description=entry.description,
-        )
-        fp.mutations.append((mutant, mu))
-        mutants.append(mutant)
-    ids = [m.id for m in mutants]
-    if len(ids) != len(set(ids)):
-        raise MutationError(f"{target}: mutant ids are not unique")  # would be a bug
-    return Plan(target, version, root, files, mutants, not_applicable, excluded, no_longer)
+                f"{exc} ({plan.target} {plan.version} is a registered version, which the "
+                "catalogue is written for: fix the entry or its `versions`)"
+            ) from None
+        plan.no_longer_applies.append(catalogue.no_longer_applies_line(entry, exc.what))
+        return
+    mutant, mu = _catalogued_mutant(plan.target, entry, fp, mutated_source)
+    fp.mutations.append((mutant, mu))
+    plan.mutants.append(mutant)
+
+
+def _where_reason(plan: Plan, entry: catalogue.Entry) -> str | None:
+    """Why an entry's ``where`` condition does not hold in the tree (None: it holds),
+    read from its file in scope or, for a file outside the scope, from the tree."""
+    where_fp = plan.files.get(entry.where_in)
+    text = where_fp.source if where_fp is not None else None
+    if text is None and (plan.root / entry.where_in).is_file():
+        text = (plan.root / entry.where_in).read_text()  # a file outside the scope
+    return entry.where_reason(text)
+
+
+def _catalogued_mutant(
+    target: str, entry: catalogue.Entry, fp: FilePlan, mutated_source: str
+) -> tuple[Mutant, CtxMutation]:
+    """A catalogue entry's mutant: its function's whole body replaced by the mutated one,
+    its id the entry's own."""
+    new_func = catalogue.mutated_function(entry, fp.module, mutated_source)
+    func = next(n for q, _c, n in function_index(fp.module).values() if q == entry.function)
+    line = _first_changed_line(fp.source, mutated_source)
+    end_line = line + len(entry.before.strip().splitlines())
+    mu = CtxMutation(
+        original_node=func.body,
+        mutated_node=new_func.body,
+        contained_by_top_level_function=func,
+        operator="catalogue",
+        kind=entry.kind,
+        start=(line, 0),
+        end=(end_line, 0),
+    )
+    mutant = Mutant(
+        id=f"catalogue:{entry.id}",
+        target=target,
+        file=entry.file,
+        function=entry.function,
+        kind=entry.kind,
+        operator="catalogue",
+        line=line,
+        column=1,
+        end_line=end_line,
+        end_column=1,
+        original=_short(entry.before),
+        replacement=_short(entry.after),
+        properties=[entry.property],
+        catalogue=entry.id,
+        description=entry.description,
+    )
+    return mutant, mu
 
 
 def _first_changed_line(a: str, b: str) -> int:
