@@ -49,14 +49,15 @@ def _wheel(tmp: Path) -> Path:
     return wheel
 
 
-def _environment(tmp: Path, wheel: Path, python: str) -> Path:
-    """A fresh virtual environment with the wheel installed (its pins: requirements.lock)."""
+def _environment(tmp: Path, wheel: Path, python: str, extra: str = "") -> Path:
+    """A fresh virtual environment with the wheel installed (its pins: requirements.lock),
+    with ``extra`` (``[gitreins]``: the gitreins target's runtime)."""
     env_dir = tmp / "env"
     made = _run([str(UV), "venv", "-q", "--python", python, str(env_dir)], tmp, dict(os.environ))
     assert made.returncode == 0, made.stderr[-2000:]
     installed = _run(
         [str(UV), "pip", "install", "-q", "--python", str(env_dir / "bin" / "python"),
-         str(wheel), "-c", str(ROOT / "requirements.lock")],
+         f"ctxaudit{extra} @ {wheel.as_uri()}", "-c", str(ROOT / "requirements.lock")],
         tmp, dict(os.environ),
     )  # fmt: skip
     assert installed.returncode == 0, installed.stderr[-3000:]
@@ -66,7 +67,7 @@ def _environment(tmp: Path, wheel: Path, python: str) -> Path:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
     tmp = tmp_path_factory.mktemp("installed")
-    env_dir = _environment(tmp, _wheel(tmp), sys.executable)
+    env_dir = _environment(tmp, _wheel(tmp), sys.executable, "[gitreins]")
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("CTXAUDIT_", "PYTHON", "VIRTUAL_"))
     }
