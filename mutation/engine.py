@@ -549,6 +549,41 @@ def branch_coverage(
     out = folder / "coverage.json"
     rc = folder / "coveragerc"
     rc.write_text(coverage_rc(plan, folder / ".coverage"))
+    python, env = _coverage_environment(plan, folder, runtime)
+    coverage = [python, "-m", "coverage"]
+    args = [*coverage, "run", f"--rcfile={rc}", *_suite_arguments(cfg, tests_root_arg)]
+    t0 = time.monotonic()
+    proc = _run_stoppable(args, env, timeout)
+    if proc is None:
+        core = "" if runtime is None else " in the target's interpreter"
+        return {
+            "error": f"the suite under coverage.py{core} did not finish within {timeout:.0f} s "
+            "(stopped there: coverage's tracer slows it down that much)"
+        }
+    processes = len(list(folder.glob(".coverage.*")))
+    if processes == 0:
+        why = _last_line(proc)
+        return {"error": f"coverage wrote no data (exit {proc.returncode}: {why[:200]})"}
+    error = _coverage_json(coverage, rc, out, env)
+    if error is not None:
+        return {"error": error}
+    per_file = _coverage_in_scope(json.loads(out.read_text()), _scope_spans(plan, cfg))
+    totals = {
+        k: sum(f[k] for f in per_file.values())
+        for k in ("statements", "covered_statements", "branches", "covered_branches")
+    }
+    return {
+        "files": per_file,
+        "totals": totals,
+        "seconds": time.monotonic() - t0,
+        "tests_exit": proc.returncode,
+        "processes": processes,
+    }
+
+
+def _coverage_environment(plan: Plan, folder: Path, runtime: Any) -> tuple[str, dict[str, str]]:
+    """The interpreter and environment the suite runs in under coverage: ours, or with a
+    ``runtime`` the target's own; never a mutant's or an outer coverage run's variables."""
     python = sys.executable
     if runtime is not None:
         python = runtime.python
@@ -562,11 +597,13 @@ def branch_coverage(
     env["CTXAUDIT_PROFILE"] = "mutation"
     for name in ("MUTANT_UNDER_TEST", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"):
         env.pop(name, None)
-    coverage = [python, "-m", "coverage"]
-    args = [
-        *coverage,
-        "run",
-        f"--rcfile={rc}",
+    return python, env
+
+
+def _suite_arguments(cfg: TargetConfig, tests_root_arg: str) -> list[str]:
+    """``-m pytest`` and the arguments of the target's configured suite, as the worker
+    runs it (its deselected tests left out), without the cache and pytest-cov plugins."""
+    return [
         "-m",
         "pytest",
         *cfg.tests,
@@ -578,11 +615,13 @@ def branch_coverage(
         "no:cov",
         *[f"--deselect={test}" for test, _reason in cfg.deselect],
     ]
-    t0 = time.monotonic()
 
-    def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
 
+def _run_stoppable(
+    args: list[str], env: dict[str, str], timeout: float | None
+) -> subprocess.CompletedProcess[str] | None:
+    """Run ``args`` in its own process group; None when it outlived ``timeout`` and was
+    stopped (the whole group, so that the children it started stop too)."""
     suite = subprocess.Popen(
         args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,  # its own process group, so a stop reaches its children
@@ -593,25 +632,32 @@ def branch_coverage(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(suite.pid, signal.SIGKILL)
         suite.communicate()
-        core = "" if runtime is None else " in the target's interpreter"
-        return {
-            "error": f"the suite under coverage.py{core} did not finish within {timeout:.0f} s "
-            "(stopped there: coverage's tracer slows it down that much)"
-        }
-    proc = subprocess.CompletedProcess(args, suite.returncode, stdout, stderr)
-    processes = len(list(folder.glob(".coverage.*")))
-    if processes == 0:
-        why = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
-        return {"error": f"coverage wrote no data (exit {proc.returncode}: {why[:200]})"}
+        return None
+    return subprocess.CompletedProcess(args, suite.returncode, stdout, stderr)
+
+
+def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The last line a process wrote (stderr first), to say why it failed in one line."""
+    return (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
+
+
+def _coverage_json(coverage: list[str], rc: Path, out: Path, env: dict[str, str]) -> str | None:
+    """Combine the processes' data and write it as JSON to ``out``; the error (None: done)."""
     for step in (
         ["combine", "-q", f"--rcfile={rc}"],
         ["json", "-q", f"--rcfile={rc}", "-o", str(out)],
     ):
-        got = run([*coverage, *step])
+        got = subprocess.run(
+            [*coverage, *step], cwd=REPO, env=env, capture_output=True, text=True, check=False
+        )
         if got.returncode != 0 or (step[0] == "json" and not out.exists()):
-            why = (got.stderr.strip().splitlines() or got.stdout.strip().splitlines() or ["?"])[-1]
-            return {"error": f"coverage {step[0]} failed (exit {got.returncode}: {why[:200]})"}
-    data = json.loads(out.read_text())
+            why = _last_line(got)
+            return f"coverage {step[0]} failed (exit {got.returncode}: {why[:200]})"
+    return None
+
+
+def _scope_spans(plan: Plan, cfg: TargetConfig) -> dict[str, list[tuple[int, int]]]:
+    """path -> the (first, last) lines of each function in scope: the lines counted."""
     spans: dict[str, list[tuple[int, int]]] = {}
     dead = cfg.dead_functions(plan.root)
     for path, fp in plan.files.items():
@@ -620,6 +666,14 @@ def branch_coverage(
             if cfg.in_scope(path, qual, fp.module.code_for_node(node), dead):
                 pos = positions[node]
                 spans.setdefault(path, []).append((pos.start.line, pos.end.line))
+    return spans
+
+
+def _coverage_in_scope(
+    data: dict[str, Any], spans: dict[str, list[tuple[int, int]]]
+) -> dict[str, dict[str, int]]:
+    """path -> statements and branches (all, covered) of coverage.py's JSON ``data``
+    inside the functions in scope (a branch counts where it starts)."""
     per_file: dict[str, dict[str, int]] = {}
     for key, fdata in data.get("files", {}).items():
         found = next((p for p in spans if key.replace(os.sep, "/").endswith(p)), None)
@@ -641,17 +695,7 @@ def branch_coverage(
             ),
             "covered_branches": sum(1 for b in fdata.get("executed_branches", []) if inside(b[0])),
         }
-    totals = {
-        k: sum(f[k] for f in per_file.values())
-        for k in ("statements", "covered_statements", "branches", "covered_branches")
-    }
-    return {
-        "files": per_file,
-        "totals": totals,
-        "seconds": time.monotonic() - t0,
-        "tests_exit": proc.returncode,
-        "processes": processes,
-    }
+    return per_file
 
 
 def load_reviewed(path: Path, table: str, target: str | None, catalogued: str) -> dict[str, str]:
