@@ -19,7 +19,7 @@ from typing import Any
 
 from ctxaudit import targets
 from ctxaudit.profiles import parse_seed
-from mutation import MutationError, merge, run
+from mutation import MutationError, MutationResult, merge, run
 from mutation.catalogue import CatalogueError
 from mutation.options import RunOptions
 
@@ -183,17 +183,36 @@ def _target_spec(p: argparse.ArgumentParser, a: argparse.Namespace) -> str:
     return str(getattr(a, _dest(own), "") or "") if own else ""
 
 
-def _main(argv: list[str] | None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """``python -m mutation``'s parser: the ``run`` and ``merge`` commands."""
     p = _Parser(prog="python -m mutation")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     r = sub.add_parser("run", help="mutate a target and run its suite against every mutant")
     r.add_argument("--target", required=True, choices=[t.name for t in targets.mutated()])
     _add_target_options(r)
+    _add_run_options(r)
+    _add_selection_options(r)
+    _add_seed_options(r)
+    _add_fix_and_cache_options(r)
+    m = sub.add_parser("merge", help="combine shard results into one report and gate")
+    m.add_argument("paths", nargs="+", type=Path)
+    m.add_argument("--out", type=Path)
+    return p
+
+
+def _add_run_options(r: argparse.ArgumentParser) -> None:
+    """``run``'s options of how the run is made: the shard, where the report goes, how
+    many mutants at a time, which rerun, whether coverage is measured."""
     r.add_argument("--shard", type=_shard, metavar="I/N")
     r.add_argument("--out", type=Path, help="report folder (default reports/<target>-<version>)")
     r.add_argument("--jobs", type=int, default=2)
     r.add_argument("--recheck", choices=["gated", "survivors", "all", "none"], default="gated")
     r.add_argument("--no-coverage", action="store_true")
+
+
+def _add_selection_options(r: argparse.ArgumentParser) -> None:
+    """``run``'s options of which mutants run against which tests (and the peer's too),
+    and of the progress file."""
     r.add_argument(
         "--other-sample",
         type=float,
@@ -229,6 +248,10 @@ def _main(argv: list[str] | None) -> int:
         metavar="PATH",
         help="keep a one-line JSON status (phase, done, total) in PATH while running",
     )
+
+
+def _add_seed_options(r: argparse.ArgumentParser) -> None:
+    """``run``'s options of the Hypothesis seeds: pass 1's and how many a kill needs."""
     r.add_argument(
         "--seed",
         type=parse_seed,
@@ -245,6 +268,10 @@ def _main(argv: list[str] | None) -> int:
         help="check each detected gated mutant under K seeds; only robust kills pass the "
         "gate (default 3; 1 turns the check off)",
     )
+
+
+def _add_fix_and_cache_options(r: argparse.ArgumentParser) -> None:
+    """``run``'s options of the fixed tree, the verdict cache and the output's volume."""
     r.add_argument(
         "--fix",
         action="append",
@@ -260,40 +287,14 @@ def _main(argv: list[str] | None) -> int:
         help="neither reuse nor store verdicts in .cache/mutation-verdicts/",
     )
     r.add_argument("-q", "--quiet", action="store_true")
-    m = sub.add_parser("merge", help="combine shard results into one report and gate")
-    m.add_argument("paths", nargs="+", type=Path)
-    m.add_argument("--out", type=Path)
+
+
+def _main(argv: list[str] | None) -> int:
+    """Parse, run or merge, print the result's summary; the exit code (module docstring)."""
+    p = build_parser()
     a = p.parse_args(argv)
     try:
-        if a.cmd == "run":
-            spec = _target_spec(p, a)
-            out = a.out
-            if out is None:
-                from mutation import resolve_target
-
-                _root, version, _d = resolve_target(a.target, spec)
-                out = Path("reports") / f"{a.target}-{version}"
-            options = RunOptions(
-                shard=a.shard,
-                progress=(
-                    _ProgressFile(a.progress_file, not a.quiet)
-                    if a.progress_file
-                    else (None if a.quiet else _progress)
-                ),
-                jobs=a.jobs,
-                recheck=a.recheck,
-                coverage=not a.no_coverage,
-                other_sample=a.other_sample,
-                peer=a.peer,
-                only=tuple(a.only),
-                seeds=tuple(seeds_from(a.seed, a.seeds)),
-                cache=not a.no_cache,
-                fixes=tuple(a.fix),
-                tests=tuple(a.tests),
-            )
-            res = run(a.target, spec, out, options)
-        else:
-            res = merge(a.paths, a.out)
+        res = _run(p, a) if a.cmd == "run" else merge(a.paths, a.out)
     except (MutationError, CatalogueError) as exc:
         print(f"mutation: {exc}", file=sys.stderr)
         return 2
@@ -307,6 +308,40 @@ def _main(argv: list[str] | None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     return 0 if res.gate_passed else 1
+
+
+def _run(p: argparse.ArgumentParser, a: argparse.Namespace) -> MutationResult:
+    """``run``: the target's spec and report folder from the options, then the run."""
+    spec = _target_spec(p, a)
+    out = a.out
+    if out is None:
+        from mutation import resolve_target
+
+        _root, version, _d = resolve_target(a.target, spec)
+        out = Path("reports") / f"{a.target}-{version}"
+    return run(a.target, spec, out, _run_options(a))
+
+
+def _run_options(a: argparse.Namespace) -> RunOptions:
+    """The run's options (:class:`RunOptions`) from ``run``'s parsed arguments."""
+    return RunOptions(
+        shard=a.shard,
+        progress=(
+            _ProgressFile(a.progress_file, not a.quiet)
+            if a.progress_file
+            else (None if a.quiet else _progress)
+        ),
+        jobs=a.jobs,
+        recheck=a.recheck,
+        coverage=not a.no_coverage,
+        other_sample=a.other_sample,
+        peer=a.peer,
+        only=tuple(a.only),
+        seeds=tuple(seeds_from(a.seed, a.seeds)),
+        cache=not a.no_cache,
+        fixes=tuple(a.fix),
+        tests=tuple(a.tests),
+    )
 
 
 if __name__ == "__main__":
