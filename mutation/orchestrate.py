@@ -40,7 +40,7 @@ from mutation.engine import REPO, SHARD_FORMAT, MutationError
 from mutation.fixed_tree import fixed_tree, leave_out_unfixed
 from mutation.merging import finish, merge
 from mutation.options import RECHECK_MODES, RunOptions
-from mutation.peer import run_peer
+from mutation.peer import PeerJob, run_peer
 from mutation.resolve import Resolved, developer_tree, resolve, resolve_target
 from mutation.result import MutationResult, result_as_dict, result_from
 
@@ -348,10 +348,18 @@ def run_with_peer(
 
         def _peer() -> None:
             try:
-                peer_box["doc"] = run_peer(
-                    r.target, r.tree_or_spec, r.sel.plan, r.cfg, r.sel.selected, r.work,
-                    modules, options.jobs, options.progress,
-                )  # fmt: skip
+                job = PeerJob(
+                    target=r.target,
+                    tree_or_spec=r.tree_or_spec,
+                    plan=r.sel.plan,
+                    cfg=r.cfg,
+                    selected=r.sel.selected,
+                    work=r.work,
+                    modules=modules,
+                    jobs=options.jobs,
+                    progress=options.progress,
+                )
+                peer_box["doc"] = run_peer(job)
             except Exception as exc:  # run_peer reports its own errors; anything else too
                 peer_box["doc"] = {"error": f"the peer run failed: {exc!r}"}
 

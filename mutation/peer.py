@@ -8,58 +8,65 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mutation import driver, engine, peer_outcomes
+from mutation.config import TargetConfig
 from mutation.engine import MutationError
 
 
-def run_peer(
-    target: str,
-    tree_or_spec: str | None,
-    plan: engine.Plan,
-    cfg: Any,
-    selected: list[engine.Mutant],
-    work: Path,
-    modules: list[str],
-    jobs: int,
-    progress: Callable[[dict[str, Any]], None] | None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PeerJob:
+    """What a peer run (:func:`run_peer`) needs: the run's target, plan and selected
+    mutants, its work folder and work copy's modules, and how to run them."""
+
+    target: str
+    #: the target's spec or source tree (None or "": its default), as the run was given
+    tree_or_spec: str | None
+    plan: engine.Plan
+    cfg: TargetConfig
+    #: the mutants the run selected; the peer runs copies of them, never these
+    selected: list[engine.Mutant]
+    work: Path
+    #: the modules the work copy holds
+    modules: list[str]
+    #: mutants run at a time
+    jobs: int
+    #: receives the peer worker's records (they carry ``"suite": "peer"``)
+    progress: Callable[[dict[str, Any]], None] | None
+
+
+def run_peer(job: PeerJob) -> dict[str, Any]:
     """The same mutants against the target's own tests. Never raises: errors are reported."""
+    cfg = job.cfg
     if cfg.peer is None:
-        return {"error": f"no peer suite is configured for {target} in its mutation.toml"}
+        return {"error": f"no peer suite is configured for {job.target} in its mutation.toml"}
     t0 = time.monotonic()
     try:
-        suite = _peer_suite(target, tree_or_spec, cfg)
+        suite = _peer_suite(job.target, job.tree_or_spec, cfg)
     except MutationError as exc:
         return {"name": cfg.peer.name, "error": str(exc)}
     # why tests cannot run on the unmutated tree, written by mutation/peer_outcomes.py
-    outcomes = work / "peer-outcomes.jsonl"
+    outcomes = job.work / "peer-outcomes.jsonl"
     suite = dataclasses.replace(
         suite, pytest_args=(*suite.pytest_args, *peer_outcomes.plugin_args(outcomes))
     )
-    doc: dict[str, Any] = {
-        "name": suite.name,
-        "root": suite.root,
-        "tests": [str(Path(t).relative_to(suite.root)) for t in suite.tests],
-        "selection_reason": suite.selection_reason,
-        "deselected": [list(d) for d in suite.deselect],
-        "plugins": peer_outcomes.plugins_supplied(suite.pytest_args),
-    }
-    if progress:
-        progress({"event": "peer", "suite": suite.name, "tests": len(suite.tests)})
+    doc = _describe(suite)
+    if job.progress:
+        job.progress({"event": "peer", "suite": suite.name, "tests": len(suite.tests)})
     clones = [
         dataclasses.replace(
             m, status="pending", second_status=None, killed_by=None, reason="", seconds=0.0
         )
-        for m in selected
+        for m in job.selected
     ]
     try:
         settings = driver.WorkerSettings(
-            modules=modules, jobs=jobs, recheck="none", progress=progress, suite=suite
+            modules=job.modules, jobs=job.jobs, recheck="none", progress=job.progress, suite=suite
         )
-        base = driver.run_worker(plan, cfg, clones, work, settings)
+        base = driver.run_worker(job.plan, cfg, clones, job.work, settings)
     except MutationError as exc:
         doc["error"] = str(exc)
         return doc
@@ -76,6 +83,19 @@ def run_peer(
     }
     doc["results"] = {m.id: [m.status, m.killed_by] for m in clones}
     return doc
+
+
+def _describe(suite: engine.PeerRun) -> dict[str, Any]:
+    """The report's account of the peer suite: where it is, which tests run and why,
+    which are deselected, and the plugins it brings."""
+    return {
+        "name": suite.name,
+        "root": suite.root,
+        "tests": [str(Path(t).relative_to(suite.root)) for t in suite.tests],
+        "selection_reason": suite.selection_reason,
+        "deselected": [list(d) for d in suite.deselect],
+        "plugins": peer_outcomes.plugins_supplied(suite.pytest_args),
+    }
 
 
 def _peer_suite(target: str, tree_or_spec: str | None, cfg: Any) -> engine.PeerRun:
