@@ -277,7 +277,7 @@ def _add_fix_and_cache_options(r: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FINDING",
-        help="mutate a copy of the tree with this finding's fix applied (ctxaudit/fixes; "
+        help="mutate a copy of the tree with this finding's fix applied (its target's fixes; "
         "repeatable; 'all': every fix for the version): the fixed findings' regions are "
         "checked too. A fix that does not apply is an error",
     )
