@@ -378,40 +378,9 @@ def _mutation(path: Path) -> MutationSummary:
 
 
 def _version(data: dict[str, Any], file: Path) -> VersionReport:
+    """One version's ``findings.json`` as a :class:`VersionReport`, section by section."""
     verdicts = {str(k): str(v) for k, v in (data.get("verdicts") or {}).items()}
-    known = [
-        KnownFinding(
-            id=_s(k, "id"),
-            prop=_s(k, "property"),
-            summary=_s(k, "summary"),
-            region=_s(k, "region"),
-            repro=_s(k, "repro"),
-            registered=bool(k.get("registered")),
-            affects=bool(k.get("affects")) and not k.get("could_not_check"),
-            could_not_check=_s(k, "could_not_check"),
-        )
-        for k in data.get("known") or []
-        if isinstance(k, dict)
-    ]
-    findings = [
-        NewFinding(
-            properties=tuple(str(p) for p in f.get("properties") or []),
-            message=_s(f, "message"),
-            test=_s(f, "test"),
-            reproduction=_s(f, "reproduction"),
-        )
-        for f in data.get("findings") or []
-        if isinstance(f, dict)
-    ]
-    unchecked = [
-        Unchecked(
-            nodeid=_s(u, "nodeid"),
-            properties=tuple(str(p) for p in u.get("properties") or []),
-            why=_s(u, "why"),
-        )
-        for u in data.get("unchecked") or []
-        if isinstance(u, dict)
-    ]
+    unchecked = _unchecked(data)
     exit_status = int(data.get("exit_status", 0))
     ok = data.get("ok")
     if not isinstance(ok, bool):
@@ -431,11 +400,66 @@ def _version(data: dict[str, Any], file: Path) -> VersionReport:
         exit_status=exit_status,
         ok=ok,
         verdicts=verdicts,
-        known=known,
-        findings=findings,
+        known=_known(data),
+        findings=_new_findings(data),
         unchecked=unchecked,
     )
-    report.fixes = [
+    report.fixes = _fixes(data)
+    attributed = [a for a in data.get("attributed") or [] if isinstance(a, dict)]
+    report.attributed = len(data.get("attributed") or [])
+    report.attributed_props = tuple(
+        dict.fromkeys(str(p) for a in attributed for p in a.get("properties") or [])
+    )
+    report.fixed = _fixed_tree(data)
+    return report
+
+
+def _entries(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The section ``key``'s entries that are objects (anything else is left out)."""
+    return [e for e in data.get(key) or [] if isinstance(e, dict)]
+
+
+def _known(data: dict[str, Any]) -> list[KnownFinding]:
+    return [
+        KnownFinding(
+            id=_s(k, "id"),
+            prop=_s(k, "property"),
+            summary=_s(k, "summary"),
+            region=_s(k, "region"),
+            repro=_s(k, "repro"),
+            registered=bool(k.get("registered")),
+            affects=bool(k.get("affects")) and not k.get("could_not_check"),
+            could_not_check=_s(k, "could_not_check"),
+        )
+        for k in _entries(data, "known")
+    ]
+
+
+def _new_findings(data: dict[str, Any]) -> list[NewFinding]:
+    return [
+        NewFinding(
+            properties=tuple(str(p) for p in f.get("properties") or []),
+            message=_s(f, "message"),
+            test=_s(f, "test"),
+            reproduction=_s(f, "reproduction"),
+        )
+        for f in _entries(data, "findings")
+    ]
+
+
+def _unchecked(data: dict[str, Any]) -> list[Unchecked]:
+    return [
+        Unchecked(
+            nodeid=_s(u, "nodeid"),
+            properties=tuple(str(p) for p in u.get("properties") or []),
+            why=_s(u, "why"),
+        )
+        for u in _entries(data, "unchecked")
+    ]
+
+
+def _fixes(data: dict[str, Any]) -> list[FixState]:
+    return [
         FixState(
             id=_s(x, "id"),
             prop=_s(x, "property"),
@@ -443,31 +467,25 @@ def _version(data: dict[str, Any], file: Path) -> VersionReport:
             detail=_s(x, "detail"),
             patch=_s(x, "patch"),
         )
-        for x in data.get("fixes") or []
-        if isinstance(x, dict)
+        for x in _entries(data, "fixes")
     ]
-    report.attributed = len(data.get("attributed") or [])
-    report.attributed_props = tuple(
-        dict.fromkeys(
-            str(p)
-            for a in data.get("attributed") or []
-            if isinstance(a, dict)
-            for p in a.get("properties") or []
-        )
-    )
+
+
+def _fixed_tree(data: dict[str, Any]) -> FixedTree | None:
+    """The fix audit's fully fixed tree (None when it did not run)."""
     fixed = data.get("fixed")
-    if isinstance(fixed, dict) and fixed:
-        verdicts_fixed = fixed.get("verdicts") or {}
-        report.fixed = FixedTree(
-            applied=tuple(str(a) for a in fixed.get("applied") or []),
-            combined_patch=_s(fixed, "combined_patch"),
-            failing=tuple(str(p) for p, v in verdicts_fixed.items() if v == FAILS),
-            remaining=len(fixed.get("findings") or []),
-            ok=bool(fixed.get("ok")),
-            elapsed_s=float(fixed.get("elapsed_s") or 0.0),
-            seeds=tuple(fixed.get("seeds") or ()),
-        )
-    return report
+    if not isinstance(fixed, dict) or not fixed:
+        return None
+    verdicts_fixed = fixed.get("verdicts") or {}
+    return FixedTree(
+        applied=tuple(str(a) for a in fixed.get("applied") or []),
+        combined_patch=_s(fixed, "combined_patch"),
+        failing=tuple(str(p) for p, v in verdicts_fixed.items() if v == FAILS),
+        remaining=len(fixed.get("findings") or []),
+        ok=bool(fixed.get("ok")),
+        elapsed_s=float(fixed.get("elapsed_s") or 0.0),
+        seeds=tuple(fixed.get("seeds") or ()),
+    )
 
 
 def _score(counts: Counter[str]) -> float | None:
