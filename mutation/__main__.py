@@ -299,8 +299,9 @@ def _main(argv: list[str] | None) -> int:
         print(f"mutation: {exc}", file=sys.stderr)
         return 2
     print(res.summary_line())
-    for path in (res.report_json, res.report_md, res.shard_file):
-        if path:
+    html = res.report_json.with_name("mutation.html") if res.report_json else None
+    for path in (res.report_json, res.report_md, html, res.shard_file):
+        if path and path.exists():
             print(f"  {path}")
     if res.unchecked:
         why = "; ".join(res.errors[:2]) or "gated mutants have no verdict"
