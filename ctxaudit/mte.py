@@ -94,9 +94,13 @@ def write_html(report_json: Path, title: str) -> Path | None:
     found = bundle()
     if found is None:
         return None
-    report = json.loads(report_json.read_text())
     out = report_json.with_name("mutation.html")
-    atomic.write_text(out, page(report, title, found.read_text()))
+    try:
+        report = json.loads(report_json.read_text())
+        atomic.write_text(out, page(report, title, found.read_text()))
+    except (OSError, ValueError) as exc:  # a view of the report, never its verdict
+        print(f"ctxaudit: {out} not written: {exc}", file=sys.stderr)
+        return None
     return out
 
 

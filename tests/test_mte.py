@@ -74,3 +74,15 @@ def test_the_pinned_tarball_is_unpacked_with_its_licence(tmp_path: Path, monkeyp
     got = mte.fetch(tmp_path / "dest")
     assert got.read_bytes() == b"/* bundle */"
     assert (tmp_path / "dest" / "LICENSE").read_bytes() == b"L"
+
+
+def test_a_page_that_cannot_be_made_writes_nothing_and_fails_nothing(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    (tmp_path / mte.BUNDLE).write_text("/* the component */")
+    monkeypatch.setattr(mte, "PLACES", (tmp_path,))
+    report = tmp_path / "mutation.json"
+    report.write_text("{not json")
+    assert mte.write_html(report, "t") is None
+    assert not (tmp_path / "mutation.html").exists()
+    assert "mutation.html not written" in capsys.readouterr().err
