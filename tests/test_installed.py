@@ -180,63 +180,14 @@ def test_it_installs_and_runs_on_the_other_supported_pythons(python: str, tmp_pa
     assert set(verdicts["verdicts"].values()) == {"holds"}
 
 
-#: a harness's own target, shipped as a package of its own: its target (one class),
-#: its code under test, its suite and its mutation scope, registered by one entry point
-TOY_TARGET = """
-from pathlib import Path
-
-from ctxaudit.targets.base import BaseTarget, Described, MutationScope, PytestOption, Resolved
-
-HOME = Path(__file__).parent
-
-
-class Toy(BaseTarget):
-    name = "toyharness"
-    properties = {"T1": "the cap holds"}
-    suites = (str(HOME / "suite"),)
-    spec_forms = "'toyharness'"
-    mutation = MutationScope(
-        "toyharness", "toycode", spec_option="--toyharness", config=HOME / "mutation.toml"
-    )
-    pytest_options = (PytestOption("--toyharness", "the toy tree (default: its own)"),)
-
-    def claims(self, spec):
-        return spec == self.name
-
-    def resolve(self, spec=None, repo=None):
-        return Resolved(self.name, "1.0", HOME, self.name, copy_dir="toycode")
-
-    def expand(self, spec, repo=None):
-        return [Described(self.name, self.name, "1.0")]
-
-    def code_paths(self, resolved):
-        return [HOME / "toycode"]
-
-
-TARGET = Toy()
-"""
-
+#: the toy harness of tests/test_target_package.py (its target, code, suite and mutation
+#: scope), here shipped as a package of its own, registered by one entry point
 TOY_CONFTEST = """
 import sys
 from pathlib import Path
 
 # the code under test; appended, so that the mutation runner's copy (put first) wins
 sys.path.append(str(Path(__file__).parents[1]))
-"""
-
-TOY_MUTATION = """
-[toyharness]
-package = "toycode"
-tests = ["{here}/suite"]
-pytest_args = []
-
-[[toyharness.files]]
-path = "toycode/*.py"
-functions = ["*"]
-
-[[toyharness.properties]]
-match = "*"
-properties = ["T1"]
 """
 
 TOY_PYPROJECT = """
@@ -264,7 +215,7 @@ def test_a_target_from_its_own_package_is_audited_and_mutated(
 ) -> None:
     """A harness's target package installed beside ctxaudit: listed, audited and
     mutated end to end with no file of ctxaudit changed."""
-    from tests.test_target_package import CODE, SUITE
+    from tests.test_target_package import CODE, MUTATION, SUITE, TARGET
 
     env_dir, env = installed
     src = tmp_path / "toyharness-src"
@@ -272,8 +223,8 @@ def test_a_target_from_its_own_package_is_audited_and_mutated(
     for folder in (home / "toycode", home / "suite"):
         folder.mkdir(parents=True)
     (home / "__init__.py").write_text("")
-    (home / "target.py").write_text(TOY_TARGET)
-    (home / "mutation.toml").write_text(TOY_MUTATION)
+    (home / "target.py").write_text(TARGET)
+    (home / "mutation.toml").write_text(MUTATION)
     (home / "toycode" / "__init__.py").write_text(CODE)
     (home / "suite" / "__init__.py").write_text("")
     (home / "suite" / "conftest.py").write_text(TOY_CONFTEST)

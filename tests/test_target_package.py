@@ -76,7 +76,7 @@ def test_the_cap_holds(count, request):
 MUTATION = """
 [toyharness]
 package = "toycode"
-tests = ["{suite}"]
+tests = ["{here}/suite"]
 pytest_args = []
 
 [[toyharness.files]]
@@ -99,7 +99,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     (home / "target.py").write_text(textwrap.dedent(TARGET))
     (home / "toycode" / "__init__.py").write_text(textwrap.dedent(CODE))
     (home / "suite" / "test_toy.py").write_text(textwrap.dedent(SUITE))
-    (home / "mutation.toml").write_text(MUTATION.format(suite=home / "suite"))
+    (home / "mutation.toml").write_text(MUTATION)
     info = site / "toyharness-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyharness\nVersion: 1.0\n")
