@@ -12,15 +12,12 @@ renamed into place.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,10 +25,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ctxaudit.paths import REPO_ROOT
+from ctxaudit.targets import uvenv
 from ctxaudit.targets.lightspeed.tree import (
     NAME,
     LightspeedTree,
@@ -41,23 +38,16 @@ from ctxaudit.targets.lightspeed.tree import (
 )
 
 PYTHON_ENV = "CTXAUDIT_PYTHON312"
-REQUIREMENTS_LOCK = REPO_ROOT / "requirements.lock"
-#: installed into every environment, versions from the lock (coverage: the mutation
-#: report's branch coverage runs the suite under coverage.py in the tree's environment)
-TEST_PINS = ("hypothesis", "pytest", "coverage")
+REQUIREMENTS_LOCK = uvenv.REQUIREMENTS_LOCK
+#: installed into every environment at requirements.lock's versions (uvenv.TEST_PINS)
+TEST_PINS = uvenv.TEST_PINS
 STAMP = "ctxaudit-env.json"
 TOKENIZERS = "litellm/litellm_core_utils/tokenizers"
 CL100K = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"  # sha1 of cl100k_base's URL
 _SCHEME = "1"  # part of the lock hash: bump when the build steps change
-_PROXIES = {"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy", "socks_proxy"}
-_NOT_INHERITED = {
-    "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV",
-    "PYTHONDONTWRITEBYTECODE",  # bytecode is kept, in the environment's own folder
-    "OPENAI_BASE_URL", "OPENAI_API_BASE",  # a child must never reach a real LLM by accident
-}  # fmt: skip
 
 
-class EnvError(TargetError):
+class EnvError(uvenv.EnvError, TargetError):
     """An environment that cannot be found or built. One line."""
 
 
@@ -98,33 +88,18 @@ def find_python312() -> Path:
 
 def find_uv() -> Path:
     """The ``uv`` of this interpreter's environment, else ``uv`` on PATH."""
-    beside = Path(sys.executable).parent / "uv"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return beside
-    on_path = shutil.which("uv")
-    if on_path:
-        return Path(on_path)
-    raise EnvError(
-        f"{NAME}: uv not found (beside {sys.executable} or on PATH); it is pinned in "
-        "requirements.lock: `bin/ctxaudit test --co -q` sets up .venv with it"
-    )
+    try:
+        return uvenv.find_uv(NAME)
+    except uvenv.EnvError as exc:
+        raise EnvError(str(exc)) from None
 
 
 def test_pins() -> list[str]:
     """``name==version`` of each of TEST_PINS, as requirements.lock pins it."""
-    pins: dict[str, str] = {}
     try:
-        text = REQUIREMENTS_LOCK.read_text()
-    except OSError as exc:
-        raise EnvError(f"{NAME}: cannot read {REQUIREMENTS_LOCK} ({exc.strerror})") from None
-    for line in text.splitlines():
-        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)", line)
-        if m and canonicalize_name(m.group(1)) in TEST_PINS:
-            pins[canonicalize_name(m.group(1))] = f"{m.group(1)}=={m.group(2)}"
-    missing = [name for name in TEST_PINS if name not in pins]
-    if missing:
-        raise EnvError(f"{NAME}: {REQUIREMENTS_LOCK} pins no {', '.join(missing)}")
-    return [pins[name] for name in TEST_PINS]
+        return uvenv.test_pins(NAME, REQUIREMENTS_LOCK)
+    except uvenv.EnvError as exc:
+        raise EnvError(str(exc)) from None
 
 
 def lock_hash(tree: LightspeedTree) -> str:
@@ -163,9 +138,7 @@ def tiktoken_cache_dir(env: LightspeedEnv) -> Path:
 
 def child_environ(env: LightspeedEnv, tree: LightspeedTree) -> dict[str, str]:
     """The environment of a child process that runs in ``env`` against ``tree``."""
-    out = {
-        k: v for k, v in os.environ.items() if k.lower() not in _PROXIES and k not in _NOT_INHERITED
-    }
+    out = uvenv.inherited_environ()
     out.update(
         PATH=os.pathsep.join([str(env.python.parent), os.environ.get("PATH", "")]),
         VIRTUAL_ENV=str(env.python.parent.parent),
@@ -256,11 +229,11 @@ def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None
             if proc.returncode != 0:
                 raise EnvError(
                     f"{NAME}: building the environment for {tree.label} failed at {step}: "
-                    f"{_uv_reason(proc.stderr)} (full log: {dest / 'build.log'})"
+                    f"{uvenv.uv_reason(proc.stderr)} (full log: {dest / 'build.log'})"
                 )
         _tiktoken_dir(venv)  # a build without the tables is no good offline
         seconds = round(time.monotonic() - start, 1)
-        size = _size(tmp)
+        size = uvenv.dir_size(tmp)
         stamp = {
             "lock_hash": key,
             "tree": tree.label,
@@ -293,44 +266,7 @@ def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None
 
 
 def _run(cmd: list[str], cwd: Path | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
-    env.update(NO_COLOR="1", UV_NO_PROGRESS="1", UV_PYTHON_DOWNLOADS="never")
-    try:
-        return subprocess.run(
-            cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", check=False
-        )
-    except OSError as exc:
-        return subprocess.CompletedProcess(cmd, 127, "", f"error: cannot run {cmd[0]}: {exc}\n")
-
-
-_PACKAGE_PATTERNS = (
-    re.compile(r"Failed to (?:build|download|install|fetch|prepare|extract)\s+`([^`]+)`"),
-    re.compile(r"[Hh]ash mismatch for `([^`]+)`"),
-    re.compile(
-        r"\bno (?:matching )?versions? of ([A-Za-z0-9][A-Za-z0-9._\[\]-]*(?:[=<>!~]=?[^\s,]+)?)"
-    ),
-    re.compile(r"\bBecause ([A-Za-z0-9][A-Za-z0-9._-]*) was not found"),
-)
-
-
-def _uv_reason(stderr: str) -> str:
-    """The package uv names in a failure, else its last meaningful line."""
-    lines = [_clean(ln) for ln in stderr.splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith(("hint:", "help:"))]
-    for pattern in _PACKAGE_PATTERNS:
-        for line in lines:
-            m = pattern.search(line)
-            if m:
-                return f"package {m.group(1)}: {line}"
-    return lines[-1] if lines else "uv gave no message"
-
-
-def _clean(line: str) -> str:
-    line = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
-    line = line.lstrip("×│├╰─▶ ").strip()
-    for prefix in ("error:", "Caused by:"):
-        line = line.removeprefix(prefix).strip()
-    return line
+    return uvenv.run(cmd, cwd)
 
 
 def _tiktoken_dir(venv: Path) -> Path:
@@ -368,12 +304,3 @@ def _by_version(path: Path) -> tuple[int, Version]:
         return 1, Version(path.parents[1].name)
     except InvalidVersion:
         return 0, Version("0")
-
-
-def _size(root: Path) -> int:
-    total = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(folder, name)).st_size
-    return total

@@ -22,8 +22,6 @@ A tag or rev is extracted once (``git archive``) into
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -31,7 +29,7 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +38,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ctxaudit.paths import REPO_ROOT
+from ctxaudit.targets.uvenv import file_lock as file_lock  # re-exported
 
 NAME = "lightspeed-stack"
 REPO_ENV = "CTXAUDIT_LIGHTSPEED_REPO"
@@ -286,17 +285,6 @@ def declared_version(data: dict[str, Any], read: Callable[[str], str | None]) ->
         if m:
             return m.group(1)
     return None
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock between processes (flock on ``path``)."""
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 # ---------------------------------------------------------------- internals
