@@ -1,0 +1,130 @@
+"""langchain findings: where a release breaks a property. The one reviewed place.
+
+Each names the property, the releases it is registered for, the doc line it breaks,
+the narrowest region of steps where it shows (a predicate the lockstep uses to leave
+exactly that region out) and its regression test. A regression test asserts the
+finding still reproduces, so it fails when the release is fixed.
+
+``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
+or a comma-separated list of ids (``none``: none).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+NAME = "langchain"
+FINDINGS_TESTS = "tests/langchain/inenv/test_findings.py"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A lockstep step, as a region reads it."""
+
+    raw_cut: int  # where the kept tail would start before the unit rule moves it
+    cut: int  # where it starts (the model's)
+    fires: bool  # the model folds here
+    fires_on_stale: bool  # the trigger holds if the stale reports are read too
+    summarizer_fails: bool
+    in_group: bool  # the raw cut lands on a tool result
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    versions: frozenset[str]  # registered for
+    prop: str
+    summary: str
+    breaks: str  # the doc line it breaks, quoted, with where it is
+    region: str  # in words
+    in_region: Callable[[Step], bool]
+    repro: str
+
+
+def _test(name: str) -> str:
+    return f"{FINDINGS_TESTS}::{name}"
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding(
+        "LC-CUT-FOLDS-TOOL-GROUP",
+        frozenset({"1.2.0"}),
+        "C1",
+        "a cut that lands on a tool result moves forward past the whole group: the AI "
+        "message and its results are summarized, and with keep=('messages', n) the next "
+        "model call can see nothing but the summary",
+        "SummarizationMiddleware: 'preserving recent messages and maintaining context "
+        "continuity by ensuring AI/Tool message pairs remain together' (class docstring); "
+        "PR #34609: 'we move backward to include the AI message that requested those tools'",
+        "a fold whose kept tail, as keep counts it, starts on a tool result",
+        lambda s: s.fires and s.in_group,
+        _test("test_lc_cut_folds_tool_group"),
+    ),
+    Finding(
+        "LC-SUMMARY-FAILURE-FABRICATED",
+        frozenset({"1.2.0", "1.3.14"}),
+        "S6/S7",
+        "a summarizer call that fails does not fail the step: the folded messages are "
+        "removed and replaced by a 'summary' that is the error's text",
+        "SummarizationMiddleware (1.5.2): 'If a summary call still fails, the underlying "
+        "error propagates rather than fabricating a summary'; release 1.3.15: 'preserve "
+        "history on SummarizationMiddleware summary failure (#39268)'",
+        "a fold whose summarizer call fails",
+        lambda s: s.fires and s.summarizer_fails,
+        _test("test_lc_summary_failure_fabricated"),
+    ),
+    Finding(
+        "LC-STALE-REPORT-REFOLDS",
+        frozenset({"1.3.14", "1.5.2"}),
+        "C1",
+        "after a fold the newest kept AI message still carries the provider's report of a "
+        "prompt the fold removed; a token or fraction trigger reads it as the "
+        "conversation's count and folds again, on a conversation far under the threshold",
+        "TriggerClause: 'Trigger when the computed (or provider-reported) token count "
+        "reaches or exceeds this value': the count of the messages before the call, "
+        "which after a fold no report describes",
+        "a step where the trigger holds only through a report made before the last fold",
+        lambda s: s.fires_on_stale and not s.fires,
+        _test("test_lc_stale_report_refolds"),
+    ),
+    Finding(
+        "LC-TOOL-LIMIT-END-ORPHAN",
+        frozenset({"1.2.0", "1.3.14"}),
+        "B3/S6",
+        "ToolCallLimitMiddleware(exit_behavior='end') ends the run with tool calls of the "
+        "last AI message unanswered (or raises NotImplementedError when another tool's "
+        "call is pending): the stored conversation has an AI message whose calls no tool "
+        "message answers, which providers reject on the next call",
+        "ToolCallLimitMiddleware, exit_behavior 'end' (1.5.2): 'Any other pending tool "
+        "call on the same AIMessage ... is given an explanatory ToolMessage instead of "
+        "being executed'; release 1.3.15: 'prevent orphaned tool_calls in "
+        "ToolCallLimitMiddleware end behavior (#39258)'",
+        "a run ended by the tool-call limit with exit_behavior='end' while the AI message "
+        "has more than one tool call",
+        _never,  # checked by its program; the lockstep does not run the limit
+        _test("test_lc_tool_limit_end_orphan"),
+    ),
+)
+
+BY_ID = {f.id: f for f in FINDINGS}
+
+
+def registered(version: str) -> list[Finding]:
+    """The findings registered for a release (``CTXAUDIT_FINDINGS`` overrides)."""
+    override = os.environ.get("CTXAUDIT_FINDINGS")
+    if override is not None:
+        ids = {i.strip() for i in override.split(",") if i.strip()}
+        return [f for f in FINDINGS if "all" in ids or f.id in ids]
+    return [f for f in FINDINGS if version in f.versions]
+
+
+def left_out(version: str, step: Step) -> str | None:
+    """The registered finding whose region ``step`` is in, if any."""
+    return next((f.id for f in registered(version) if f.in_region(step)), None)
