@@ -42,7 +42,9 @@ def documents_clauses() -> bool:
 
 def count(messages: Sequence[BaseMessage]) -> int:
     """The token counter handed to the middleware (the model counts the same way)."""
-    return sum(tokens(m.content if isinstance(m.content, str) else str(m.content)) for m in messages)
+    return sum(
+        tokens(m.content if isinstance(m.content, str) else str(m.content)) for m in messages
+    )
 
 
 def model_count(messages: Sequence[Message]) -> int:

@@ -98,16 +98,15 @@ FINDINGS: tuple[Finding, ...] = (
         "LC-TOOL-LIMIT-END-ORPHAN",
         frozenset({"1.2.0", "1.3.14"}),
         "B3/S6",
-        "ToolCallLimitMiddleware(exit_behavior='end') ends the run with tool calls of the "
-        "last AI message unanswered (or raises NotImplementedError when another tool's "
-        "call is pending): the stored conversation has an AI message whose calls no tool "
-        "message answers, which providers reject on the next call",
-        "ToolCallLimitMiddleware, exit_behavior 'end' (1.5.2): 'Any other pending tool "
-        "call on the same AIMessage ... is given an explanatory ToolMessage instead of "
-        "being executed'; release 1.3.15: 'prevent orphaned tool_calls in "
-        "ToolCallLimitMiddleware end behavior (#39258)'",
-        "a run ended by the tool-call limit with exit_behavior='end' while the AI message "
-        "has more than one tool call",
+        "ToolCallLimitMiddleware(exit_behavior='end') ends the run with the calls of the "
+        "limited tool that were still allowed unanswered: the stored conversation has an "
+        "AI message whose calls no tool message answers, which providers reject on the "
+        "next call",
+        "ExitBehavior 'end' (1.2.0, 1.3.14): 'Raises NotImplementedError if there are "
+        "other pending tool calls (due to parallel tool calling)'; release 1.3.15: "
+        "'prevent orphaned tool_calls in ToolCallLimitMiddleware end behavior (#39258)'",
+        "a run ended by the tool-call limit with exit_behavior='end' while the same AI "
+        "message also has calls of the limited tool under the limit",
         _never,  # checked by its program; the lockstep does not run the limit
         _test("test_lc_tool_limit_end_orphan"),
     ),

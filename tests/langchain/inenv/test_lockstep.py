@@ -136,7 +136,9 @@ class FoldMachine(RuleBasedStateMachine):
         size=st.integers(1, 40),
         reported=st.none() | st.integers(1, 600),
     )
-    def model_call(self, summarizer_fails: bool, calls: int, size: int, reported: int | None) -> None:
+    def model_call(
+        self, summarizer_fails: bool, calls: int, size: int, reported: int | None
+    ) -> None:
         """Before the model call the middleware may fold; then the model answers, with
         parallel tool calls whose results come back before the next call."""
         if not self.before_model(summarizer_fails):
