@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_real_targets_are_registered_in_report_order() -> None:
-    assert targets.names()[:3] == ["gitreins", "lightspeed-stack", "ledger"]
-    assert list(audit.PROPERTIES)[:3] == ["gitreins", "lightspeed-stack", "ledger"]
+    assert targets.names()[:4] == ["gitreins", "lightspeed-stack", "langchain", "ledger"]
+    assert list(audit.PROPERTIES)[:4] == ["gitreins", "lightspeed-stack", "langchain", "ledger"]
 
 
-@pytest.mark.parametrize("name", ["gitreins", "ledger", "lightspeed-stack"])
+@pytest.mark.parametrize("name", ["gitreins", "ledger", "lightspeed-stack", "langchain"])
 def test_each_real_target_satisfies_the_interface(name: str) -> None:
     t = targets.get(name)
     assert isinstance(t, Target) and t.name == name

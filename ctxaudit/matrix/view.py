@@ -42,13 +42,6 @@ def _version_span(vs: list[VersionReport]) -> str:
     return f"{vs[0].version} … {vs[-1].version}"
 
 
-def _target_of(m: Matrix, prop: str) -> str:
-    for v in m.versions:
-        if prop in v.verdicts:
-            return v.target
-    return ""
-
-
 def unexplained(v: VersionReport) -> list[str]:
     """What fails on ``v`` beyond its known findings: its new findings, then any failing
     property that no known finding affecting it names and no failure the fix audit
@@ -132,7 +125,7 @@ def summary_lines(m: Matrix) -> list[str]:
         worst = max(failing, key=lambda v: (len(v.failing), len(v.findings), v.label))
         props = Counter(p for v in m.versions for p in v.failing)
         top = ", ".join(
-            f"{p} (fails on {n} of {len(m.of(_target_of(m, p)))})"
+            f"{p} (fails on {n} of {sum(p in v.verdicts for v in m.versions)})"
             for p, n in sorted(props.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         )
         found = sorted(m.known, key=lambda r: (-len(r.affected), r.id))

@@ -44,6 +44,7 @@ __all__ = ["Described", "Target", "TargetError", "get", "names", "parse", "regis
 _REGISTERED: dict[str, str] = {
     "gitreins": "ctxaudit.targets.gitreins.target:TARGET",
     "lightspeed-stack": "ctxaudit.targets.lightspeed.target:TARGET",
+    "langchain": "ctxaudit.targets.langchain.target:TARGET",
     "ledger": "ctxaudit.targets.ledger.target:TARGET",
 }
 _loaded: dict[str, Target] = {}

@@ -226,7 +226,7 @@ def test_attribute_command_usage_errors(capsys: pytest.CaptureFixture[str]) -> N
 
     assert run_attribute(AttributeRequest("ledger", "GR-GAP-062", "t")) == 2
     err = capsys.readouterr().err
-    assert "one version of a target with a fix audit (gitreins, lightspeed-stack)" in err
+    assert "one version of a target with a fix audit (gitreins, lightspeed-stack, langchain)" in err
 
 
 def test_the_fixed_tree_runs_under_each_seed(tmp_path: Path) -> None:

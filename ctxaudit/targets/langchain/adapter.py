@@ -125,13 +125,13 @@ class Agent:
         return f"{prefix}{next(self._ids)}"
 
     def append(self, message: BaseMessage) -> None:
-        self.messages = add_messages(self.messages, [message])  # type: ignore[assignment]
+        self.messages = add_messages(self.messages, [message])
 
     def before_model(self, *, summarizer_fails: bool = False) -> Observed:
         sent = len(self.summarizer.prompts)
         self.summarizer.fail = summarizer_fails
         try:
-            update = self.middleware.before_model({"messages": list(self.messages)}, None)  # type: ignore[arg-type]
+            update = self.middleware.before_model({"messages": list(self.messages)}, None)
         except Exception as exc:  # what the run would raise
             prompt = self.summarizer.prompts[sent] if len(self.summarizer.prompts) > sent else None
             return Observed(list(self.messages), False, prompt, exc)
@@ -139,7 +139,7 @@ class Agent:
             self.summarizer.fail = False
         prompt = self.summarizer.prompts[-1] if len(self.summarizer.prompts) > sent else None
         if update is not None:
-            self.messages = add_messages(self.messages, update["messages"])  # type: ignore[assignment]
+            self.messages = add_messages(self.messages, update["messages"])
         return Observed(list(self.messages), update is not None, prompt)
 
 
