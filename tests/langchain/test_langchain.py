@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from ctxaudit.fixes import fixed_copy, load_fixes
-from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets import get
 from ctxaudit.targets.base import TargetError
 from ctxaudit.targets.langchain import findings
 from ctxaudit.targets.langchain import tree as lc
+from tests import inenv_child
 
 RELEASES = ("1.5.2", "1.3.14", "1.2.0")
 
@@ -30,19 +30,7 @@ def releases(request: pytest.FixtureRequest) -> list[str]:
 
 
 def child(spec: str, args: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
-    """pytest on ``args`` in the release's environment, as the audit runs it."""
-    target = get("langchain")
-    described = target.expand(spec)[0]
-    python, env = target.suite_process(described, Path(env_tmp()))
-    env.update(extra)
-    cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *args]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
-
-
-def env_tmp() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
+    return inenv_child.child("langchain", spec, args, **extra)
 
 
 def test_lockstep_and_findings(request: pytest.FixtureRequest) -> None:

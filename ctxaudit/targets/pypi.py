@@ -1,0 +1,299 @@
+"""Targets that are a library released on PyPI: its trees and the environments they run in.
+
+A :class:`Library` describes one (langchain, pydantic-ai ...). A *spec* names a tree:
+
+- ``""`` or the target's name: the pinned release (:attr:`Library.pinned`);
+- ``"<name>==X"`` or ``"X"``: that release's wheel from PyPI (no dependencies, nothing
+  installed), unpacked into ``.cache/<name>/trees/X/``, which git ignores;
+- a path to a folder that holds :attr:`Library.marker` (an unpacked wheel, a mutated
+  copy, a checkout's package folder); it counts as the version it declares (a
+  ``*.dist-info`` beside it, or its ``pyproject.toml``).
+
+Each version runs in its own environment, ``.cache/<name>/envs/<key>/``: the version's
+dependencies installed from a lock with hashes, plus ctxaudit's test pins
+(:mod:`ctxaudit.targets.uvenv`). The audited releases' locks are committed
+(``locks/<name>-X.txt`` in the target's folder); any other version's is resolved once,
+when its environment is built, and kept beside it (``lock.txt``). The tree comes first
+on the child's path, so the environment's own copy of the library is never what runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+import tomllib
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ctxaudit.paths import REPO_ROOT
+from ctxaudit.targets import uvenv
+from ctxaudit.targets.base import TargetError
+
+STAMP = "ctxaudit-env.json"
+_SCHEME = "1"  # part of an environment's key: bump when the build steps change
+_VERSION_RE = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+|\.post\d+|\.dev\d+)?$")
+
+
+@dataclass(frozen=True)
+class Tree:
+    name: str  # the target's name
+    version: str
+    root: Path  # the folder that holds the library's import package
+    origin: str  # "pypi" or "path"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
+@dataclass(frozen=True)
+class Env:
+    root: Path  # .cache/<name>/envs/<key>
+    python: Path
+    key: str
+    lock: Path  # the lock it was installed from
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str  # the target's name, and the spec prefix (``name==X``)
+    dist: str  # the distribution on PyPI whose wheel is the tree (pydantic-ai-slim)
+    marker: str  # a file under a tree's root that only such a tree holds
+    pinned: str  # the current release
+    locks: Path  # the committed locks, ``<name>-X.txt``
+    what: str  # how an error names what the marker stands for ("langchain v1 tree")
+    #: ``CTXAUDIT_<PREFIX>_TREE`` / ``_VERSION`` name the tree in a child's environment
+    env_prefix: str
+    extra_environ: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def wheel_name(self) -> str:
+        return re.sub(r"[-_.]+", "_", self.dist).lower()
+
+    def cache_root(self) -> Path:
+        """``.cache/<name>`` (under ``$CTXAUDIT_CACHE`` when set)."""
+        return Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache")) / self.name
+
+    # ------------------------------------------------------------------ trees
+
+    def resolve(self, spec: str | None) -> Tree:
+        """One tree on disk for a spec that is not a range."""
+        spec = (spec or "").strip()
+        if spec in ("", self.name, "pinned"):
+            return Tree(self.name, self.pinned, self.download(self.pinned), "pypi")
+        if spec.startswith(f"{self.name}=="):
+            spec = spec.removeprefix(f"{self.name}==").strip()
+            if not _VERSION_RE.match(spec):
+                raise TargetError(f"{self.name}: {spec!r} is not a version number")
+            return Tree(self.name, spec, self.download(spec), "pypi")
+        if _VERSION_RE.match(spec) and not Path(spec).exists():
+            return Tree(self.name, spec, self.download(spec), "pypi")
+        return self.from_path(Path(spec))
+
+    def is_tree(self, path: Path) -> bool:
+        return (path / self.marker).is_file()
+
+    def from_path(self, path: Path) -> Tree:
+        path = path.expanduser()
+        if not path.exists():
+            raise TargetError(
+                f"{self.name}: no such path {str(path)!r} (and it is not a version number)"
+            )
+        root = path.resolve()
+        package = self.marker.split("/", 1)[0]
+        if root.name == package and (root.parent / self.marker).is_file():
+            root = root.parent
+        if not self.is_tree(root):
+            raise TargetError(
+                f"{self.name}: {str(path)!r} is not a {self.what} (no {self.marker} in it)"
+            )
+        version = self.declared_version(root)
+        if version is None:
+            raise TargetError(
+                f"{self.name}: cannot tell which version the tree {str(path)!r} is "
+                f"(no {self.wheel_name}-*.dist-info or pyproject.toml beside {package}/)"
+            )
+        return Tree(self.name, version, root, "path")
+
+    def declared_version(self, root: Path) -> str | None:
+        for meta in sorted(root.glob("*.dist-info/METADATA")):
+            if not meta.parent.name.lower().startswith(f"{self.wheel_name}-"):
+                continue
+            for line in meta.read_text(errors="replace").splitlines():
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+        pyproject = root / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                project = tomllib.loads(pyproject.read_text()).get("project", {})
+            except (tomllib.TOMLDecodeError, OSError):
+                return None
+            if project.get("name") == self.dist and isinstance(project.get("version"), str):
+                return str(project["version"])
+        return None
+
+    def download(self, version: str) -> Path:
+        """Unpack the release's wheel into the cache (once) and return it."""
+        dest = self.cache_root() / "trees" / version
+        if self.is_tree(dest):
+            return dest
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+            cmd = [
+                sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                "--only-binary", ":all:", "--disable-pip-version-check",
+                "-d", tmp, f"{self.dist}=={version}",
+            ]  # fmt: skip
+            proc = uvenv.run(cmd)
+            wheels = [
+                w for w in Path(tmp).glob("*.whl") if w.name.lower().startswith(self.wheel_name)
+            ]
+            if proc.returncode != 0 or not wheels:
+                lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
+                reason = lines[0].removeprefix("ERROR: ") if lines else proc.stderr.strip()[-200:]
+                raise TargetError(
+                    f"{self.name}: no published version {version!r} could be fetched ({reason})"
+                )
+            unpacked = Path(tmp) / "tree"
+            with zipfile.ZipFile(wheels[0]) as zf:
+                zf.extractall(unpacked)
+            if not self.is_tree(unpacked):
+                raise TargetError(
+                    f"{self.name}: version {version} has no {self.marker}, so it is not a "
+                    f"{self.what} ctxaudit can check"
+                )
+            if dest.exists():
+                shutil.rmtree(dest)
+            unpacked.rename(dest)
+        return dest
+
+    # ------------------------------------------------------------ environments
+
+    def committed_lock(self, version: str) -> Path | None:
+        lock = self.locks / f"{self.name}-{version}.txt"
+        return lock if lock.is_file() else None
+
+    def env_key(self, version: str) -> str:
+        """16 hex digits over what goes into the environment: the version's committed
+        lock (or its name, for a lock resolved at build time), the test pins and the
+        interpreter."""
+        lock = self.committed_lock(version)
+        seed = lock.read_bytes() if lock else f"resolve {self.dist}=={version}".encode()
+        digest = hashlib.sha256(seed)
+        pins = uvenv.test_pins(self.name)
+        digest.update("\n".join(["", _SCHEME, sys.version.split()[0], *pins]).encode())
+        return digest.hexdigest()[:16]
+
+    def ensure_env(self, tree: Tree, log: Callable[[str], None] = lambda _: None) -> Env:
+        """The tree's environment: reused when its stamp is there, else built."""
+        key = self.env_key(tree.version)
+        envs = self.cache_root() / "envs"
+        dest = envs / key
+        found = _reuse(dest, key)
+        if found is not None:
+            return found
+        envs.mkdir(parents=True, exist_ok=True)
+        with uvenv.file_lock(envs / f"{key}.lock"):
+            return _reuse(dest, key) or self._build(tree.version, dest, key, log)
+
+    def child_environ(self, env: Env, tree: Tree) -> dict[str, str]:
+        """The environment of a child process that runs ``tree`` in ``env``."""
+        out = uvenv.inherited_environ()
+        out.update(
+            PATH=os.pathsep.join([str(env.python.parent), os.environ.get("PATH", "")]),
+            VIRTUAL_ENV=str(env.python.parent.parent),
+            PYTHONPATH=os.pathsep.join([str(tree.root), str(REPO_ROOT)]),
+            PYTHONPYCACHEPREFIX=str(env.root / "pycache"),
+            PYTHONNOUSERSITE="1",
+            **{f"{self.env_prefix}_TREE": str(tree.root)},
+            **{f"{self.env_prefix}_VERSION": tree.version},
+        )
+        out.update(self.extra_environ)
+        return out
+
+    def _build(self, version: str, dest: Path, key: str, log: Callable[[str], None]) -> Env:
+        uv = uvenv.find_uv(self.name)
+        pins = uvenv.test_pins(self.name)
+        if dest.exists():
+            shutil.rmtree(dest)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=dest.parent))
+        venv = tmp / "venv"
+        python = venv / "bin" / "python"
+        lock = self.committed_lock(version)
+        steps: list[tuple[str, list[str]]] = []
+        if lock is None:
+            (tmp / "requirements.in").write_text(f"{self.dist}=={version}\n")
+            lock = tmp / "lock.txt"
+            steps.append(
+                (
+                    "uv pip compile",
+                    [str(uv), "pip", "compile", "--quiet", "--universal", "--generate-hashes",
+                     "--python-version", "{}.{}".format(*sys.version_info[:2]),
+                     str(tmp / "requirements.in"), "-o", str(lock)],
+                )
+            )  # fmt: skip
+        steps += [
+            ("uv venv", [str(uv), "venv", "--no-project", "--relocatable",
+                         "-p", sys.executable, str(venv)]),
+            ("uv pip install", [str(uv), "pip", "install", "--python", str(python),
+                                "--require-hashes", "-r", str(lock)]),
+            (
+                "uv pip install (test pins)",
+                [str(uv), "pip", "install", "--python", str(python), "-c", str(lock), *pins],
+            ),
+        ]  # fmt: skip
+        what = f"{self.dist}=={version}"
+        log(f"{self.name}: building the environment {key} for {what}")
+        start = time.monotonic()
+        try:
+            for step, cmd in steps:
+                proc = uvenv.run(cmd)
+                with (tmp / "build.log").open("a") as fh:
+                    fh.write(f"$ {shlex.join(cmd)}\n{proc.stdout}{proc.stderr}")
+                    fh.write(f"[exit {proc.returncode}]\n")
+                if proc.returncode != 0:
+                    raise uvenv.EnvError(
+                        f"{self.name}: building the environment for {what} failed at {step}: "
+                        f"{uvenv.uv_reason(proc.stderr)} (full log: {dest / 'build.log'})"
+                    )
+            kept_lock = dest / "lock.txt" if lock.parent == tmp else lock
+            stamp = {
+                "key": key,
+                "version": version,
+                "lock": str(kept_lock),
+                "python": sys.executable,
+                "test_pins": pins,
+                "build_seconds": round(time.monotonic() - start, 1),
+                "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+            tmp.rename(dest)
+        except BaseException:
+            if (tmp / "build.log").is_file():  # keep the log where the message says
+                dest.mkdir(parents=True, exist_ok=True)
+                (tmp / "build.log").replace(dest / "build.log")
+            raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        log(f"{self.name}: environment {key} built in {stamp['build_seconds']} s")
+        return Env(dest, dest / "venv" / "bin" / "python", key, kept_lock)
+
+
+def _reuse(dest: Path, key: str) -> Env | None:
+    try:
+        stamp = json.loads((dest / STAMP).read_text())
+        lock = Path(stamp["lock"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    python = dest / "venv" / "bin" / "python"
+    return Env(dest, python, key, lock) if python.exists() else None
