@@ -22,7 +22,11 @@ Unlimited = Annotated[int, Field(ge=-1)]
 
 
 class Caps(BaseModel):
-    """The caps (docs/properties.md, section 1); ``-1`` (or any value <= 0) means unlimited."""
+    """The caps (docs/properties.md, section 1); ``-1`` (or any value <= 0) means unlimited.
+
+    The defaults are the specification's. A harness whose documented contract differs
+    says so with the last three fields (docs/properties.md, section 1b).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -31,6 +35,28 @@ class Caps(BaseModel):
     max_input_tokens: Unlimited = -1
     max_output_tokens: Unlimited = -1
     tool_call_weight: float = Field(default=0.1, ge=0, allow_inf_nan=False)
+    max_total_tokens: Unlimited = -1  # the input and output meters together
+    max_request_input_tokens: Unlimited = -1  # one call's input, not the sum
+    max_tool_calls: Unlimited = -1  # tool calls run; a batch that would pass it is refused whole
+    #: a token cap is reached at the cap (``>=``); False: only once past it (``>``)
+    at_cap: bool = True
+    #: a cap of 0 allows nothing (only -1 means unlimited); False: 0 is no cap
+    zero_is_cap: bool = False
+    #: an LLM call is also refused while a cumulative token cap is reached, not only
+    #: while the credit is at its cap
+    refuse_over_cap: bool = False
+
+    def capped(self, limit: float) -> bool:
+        return limit > 0 or (self.zero_is_cap and limit == 0)
+
+    def spec(self) -> dict[str, float]:
+        """The caps the specification names (what gitreins' ``EvalCap`` takes)."""
+        return self.model_dump(include=set(SPEC_CAPS))
+
+
+#: the caps the specification names; the other fields of ``Caps`` are a harness's own
+SPEC_CAPS = ("max_iterations", "max_seconds", "max_input_tokens", "max_output_tokens",
+             "tool_call_weight")  # fmt: skip
 
 
 class ValveConfig(BaseModel):

@@ -20,7 +20,7 @@ FIELDS = ["max_iterations", "max_seconds", "max_input_tokens", "max_output_token
 
 def run(mods: GitreinsModules, caps: Caps, elapsed: float, calls: int, tokens: int) -> None:
     model = Budget(caps).start()
-    target: Any = mods.eval_cap.EvalCap(**caps.model_dump())
+    target: Any = mods.eval_cap.EvalCap(**caps.spec())
     target.start()
     target.start_time -= elapsed + 0.001
     check_report("B2/B4", target.check(), model.hard_caps(elapsed))
@@ -69,7 +69,7 @@ def test_b4_time_boundary_is_exact(gitreins: GitreinsModules, offset: float) -> 
     the stateful lockstep can, but only when it draws that clock - this runs every time."""
     caps = Caps(max_seconds=10.0)
     model = Budget(caps).start()
-    target: Any = gitreins.eval_cap.EvalCap(**caps.model_dump())
+    target: Any = gitreins.eval_cap.EvalCap(**caps.spec())
     with clock_at(T0):
         target.start()
     elapsed = 10.0 + offset
@@ -91,7 +91,7 @@ def test_b4_smallest_time_cap(gitreins: GitreinsModules, elapsed: float) -> None
     every cap of 10 above."""
     caps = Caps(max_seconds=1.0)
     model = Budget(caps).start()
-    target: Any = gitreins.eval_cap.EvalCap(**caps.model_dump())
+    target: Any = gitreins.eval_cap.EvalCap(**caps.spec())
     with clock_at(T0):
         target.start()
     with clock_at(T0 + elapsed):
@@ -109,7 +109,7 @@ def probe_at_credit(mods: GitreinsModules, where: str, probe: str) -> None:
     every refusal and on the credit after each call."""
     caps = Caps(max_iterations=2.0, tool_call_weight=CREDIT_AGAINST_CAP[where])
     model = Budget(caps)
-    target: Any = mods.eval_cap.EvalCap(**caps.model_dump())
+    target: Any = mods.eval_cap.EvalCap(**caps.spec())
 
     def llm() -> None:
         nonlocal model
@@ -165,7 +165,7 @@ def test_b3_smallest_iteration_cap(gitreins: GitreinsModules, probe: str) -> Non
     ``max_iterations > 0`` turned ``> 1`` (broken_copies.py b3-iteration-cap-of-1-ignored)."""
     caps = Caps(max_iterations=1.0, tool_call_weight=0.5)
     model = Budget(caps)
-    target: Any = gitreins.eval_cap.EvalCap(**caps.model_dump())
+    target: Any = gitreins.eval_cap.EvalCap(**caps.spec())
     model, expected = model.llm_call(prompt=1, completion=1, cache_read=0, cache_write=0, elapsed=0)
     check_report("B3", target.record_llm_call(1, 1), expected)
     if probe == "tool":

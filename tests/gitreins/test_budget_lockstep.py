@@ -100,7 +100,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         @initialize(caps=caps_strategy, started=st.sampled_from([True, True, True, False]))
         def setup(self, caps: Caps, started: bool) -> None:
             self.model = Budget(caps)
-            self.target = mods.eval_cap.EvalCap(**caps.model_dump())
+            self.target = mods.eval_cap.EvalCap(**caps.spec())
             self.elapsed = 0.0
             if started:
                 self.model = self.model.start()
