@@ -45,6 +45,7 @@ _REGISTERED: dict[str, str] = {
     "gitreins": "ctxaudit.targets.gitreins.target:TARGET",
     "lightspeed-stack": "ctxaudit.targets.lightspeed.target:TARGET",
     "langchain": "ctxaudit.targets.langchain.target:TARGET",
+    "openai-agents": "ctxaudit.targets.openai_agents.target:TARGET",
     "pydantic-ai": "ctxaudit.targets.pydantic_ai.target:TARGET",
     "ledger": "ctxaudit.targets.ledger.target:TARGET",
 }

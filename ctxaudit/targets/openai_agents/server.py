@@ -110,6 +110,10 @@ class FakeResponses:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # headers and body go out in two writes: without this, each reply waits
+            # for the client's delayed acknowledgement of the first
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -133,9 +137,13 @@ class FakeResponses:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
         self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def _serve(self) -> None:
+        # a short poll, so that close() returns at once (shutdown waits for the next poll)
+        self.server.serve_forever(poll_interval=0.01)
 
     def close(self) -> None:
         if self.hold is not None:

@@ -41,6 +41,10 @@ class Fake:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # headers and body go out in two writes: without this, each reply waits
+            # for the client's delayed acknowledgement of the first
+            disable_nagle_algorithm = True
+
             def log_message(self, *args):
                 pass
 
