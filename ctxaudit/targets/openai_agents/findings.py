@@ -62,7 +62,7 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         "OA-WINDOW-HIDES-HISTORY",
         frozenset({"0.22.3", "0.23.1", "0.24.0"}),
-        "S6",
+        "S6/C1",
         "with a store whose retrieval default (SessionSettings.limit) shows fewer items "
         "than it holds, the compaction session reads only that window: a whole-history "
         "compaction sends the compact call the window and then replaces the whole "

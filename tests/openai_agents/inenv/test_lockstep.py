@@ -96,10 +96,11 @@ class SessionMachine(RuleBasedStateMachine):
         event(f"left out: {finding.id}")
         self.model = tuple(self.rig.stored())
 
-    def compare(self, want: Sequence[str]) -> None:
+    def compare(self, want: Sequence[str], calls: int = 0, compacts: bool = False) -> None:
         got = self.rig.stored()
         assert got == list(want), (
-            f"the stored history differs from the model's:\n{got}\n!=\n{list(want)}"
+            f"the stored history differs from the model's:\n{got}\n!=\n{list(want)}\n"
+            f"({calls} compact call(s); the model makes {int(compacts)})"
         )
 
     @rule(tool=st.booleans(), compact_fails=ONE_IN_FOUR, late=ONE_IN_FOUR)
@@ -121,14 +122,14 @@ class SessionMachine(RuleBasedStateMachine):
         sent = [[*seen, turn[0]]] + ([[*seen, *turn[:3]]] if tool else [])
         assert got.model_inputs == sent, (
             f"the model was not sent the window and the turn so far:\n{got.model_inputs}\n"
-            f"!=\n{sent}"
+            f"!=\n{sent}" + (f"\n(the run raised {got.raised!r})" if got.raised else "")
         )
         want = session.run(c, before, turn, summarize, compact_fails, [f"u:late{n}"] * late)
         assert self.rig.late_written == (late and fires), (
             f"a compact call came where the model makes none (threshold {c.threshold})"
         )
+        self.compare(want.stored, len(got.compacts), want.compacted is not None)
         self.check_compacts(got.compacts, want.compacted)
-        self.compare(want.stored)
         self.model = want.stored
         if finding is not None:  # leaves out the answer only
             event(f"left out: {finding.id}")
@@ -162,8 +163,8 @@ class SessionMachine(RuleBasedStateMachine):
             return self.adopt(finding)
         want = session.manual(c, before, summarize, force, compact_fails)
         assert not got.model_inputs, "a manual compaction called the model"
+        self.compare(want.stored, len(got.compacts), want.compacted is not None)
         self.check_compacts(got.compacts, want.compacted)
-        self.compare(want.stored)
         self.model = want.stored
         assert (got.raised is None) == want.answered, (
             f"run_compaction raised {got.raised!r}"
