@@ -37,6 +37,7 @@ from agents import (
 from agents.memory import OpenAIResponsesCompactionSession
 from openai import AsyncOpenAI
 
+from ctxaudit.outcomes import CouldNotCheck, could_not_check, observing
 from ctxaudit.targets.openai_agents.server import Call, FakeResponses, Reply, Text, labels
 
 ALL = 1_000_000  # a limit above any number of rows the suites store
@@ -125,7 +126,18 @@ class Rig:
         )
 
     def stored(self) -> list[str]:
-        return labels(self.loop.run_until_complete(self.store.get_items(limit=ALL)))
+        with observing("the stored rows"):
+            return labels(self.loop.run_until_complete(self.store.get_items(limit=ALL)))
+
+    def _outcome(self, out: Outcome, requests: int) -> Outcome:
+        """``out`` with what the server saw; ctxaudit's own errors (the fake's, or one
+        raised in our code inside the run: the hook, the tool) are never the target's."""
+        if self.fake.errors:
+            raise CouldNotCheck(f"the fake Responses server failed: {self.fake.errors[0]}")
+        why = could_not_check(out.raised) if out.raised is not None else None
+        if why is not None:
+            raise CouldNotCheck(f"the run raised in ctxaudit's own code: {why}") from out.raised
+        return self._since(out, requests)
 
     def add(self, items: list[dict[str, Any]]) -> None:
         """Another writer appends to the store (not through a compaction session)."""
@@ -188,7 +200,7 @@ class Rig:
             out.raised = exc
         finally:
             self.fake.compact_status = 200
-        return self._since(out, start)
+        return self._outcome(out, start)
 
     def compact(self, force: bool, compact_fails: bool = False) -> Outcome:
         """A manual ``run_compaction`` on a new compaction session over the store."""
@@ -202,7 +214,7 @@ class Rig:
             out.raised = exc
         finally:
             self.fake.compact_status = 200
-        return self._since(out, start)
+        return self._outcome(out, start)
 
 
 __all__ = ["Call", "Outcome", "Rig", "Text", "tool_call"]

@@ -14,7 +14,9 @@ openai-agents suites talk to.
   asyncio loop of the caller runs on meanwhile: that is how a write lands during a
   compaction, with no sleep deciding anything).
 
-Every request is recorded, in order (:attr:`FakeResponses.requests`). Every item id and
+Every request is recorded, in order (:attr:`FakeResponses.requests`); an error in the
+fake itself is recorded apart (:attr:`FakeResponses.errors`), for the adapter to report
+as ctxaudit's own, never as the target's. Every item id and
 call id the server makes is new, so the SDK's de-duplication by id never merges two
 items. Deterministic: nothing depends on time.
 """
@@ -100,6 +102,7 @@ class FakeResponses:
     def __init__(self) -> None:
         self.script: list[Reply] = []
         self.requests: list[tuple[str, JSON]] = []  # (path, body), in arrival order
+        self.errors: list[str] = []  # the fake's own failures (ctxaudit's, not the target's)
         self.by_id: dict[str, tuple[list[JSON], list[JSON]]] = {}
         self.compact_status = 200
         self.compact_usage = (7, 3)
@@ -118,16 +121,11 @@ class FakeResponses:
                 pass
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                with fake._lock:
-                    fake.requests.append((self.path, body))
-                if self.path.endswith("/responses/compact"):
-                    status, out = fake._compact(body)
-                elif self.path.endswith("/responses"):
-                    status, out = fake._respond(body)
-                else:
-                    status, out = 404, {"error": {"message": f"no route {self.path}"}}
+                try:
+                    status, out = fake._answer(self)
+                except Exception as exc:  # the fake's own error: never the target's
+                    fake.errors.append(f"{self.path}: {type(exc).__name__}: {exc}")
+                    status, out = 599, {"error": {"message": "ctxaudit: the fake failed"}}
                 data = json.dumps(out).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -140,6 +138,17 @@ class FakeResponses:
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
         self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> tuple[int, JSON]:
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = json.loads(handler.rfile.read(length) or b"{}")
+        with self._lock:
+            self.requests.append((handler.path, body))
+        if handler.path.endswith("/responses/compact"):
+            return self._compact(body)
+        if handler.path.endswith("/responses"):
+            return self._respond(body)
+        return 404, {"error": {"message": f"no route {handler.path}"}}
 
     def _serve(self) -> None:
         # a short poll, so that close() returns at once (shutdown waits for the next poll)
