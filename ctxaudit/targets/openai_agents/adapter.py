@@ -28,6 +28,7 @@ from typing import Any
 
 from agents import (
     Agent,
+    ModelSettings,
     Runner,
     SQLiteSession,
     function_tool,
@@ -88,7 +89,7 @@ class Outcome:
 class Rig:
     """One conversation: a fake server, a client pointed at it, one SQLite store."""
 
-    def __init__(self, window: int | None, threshold: int | None) -> None:
+    def __init__(self, window: int | None, threshold: int | None, store: bool = True) -> None:
         self.fake = FakeResponses()
         self.client = AsyncOpenAI(base_url=self.fake.base_url, api_key="x", max_retries=0)
         set_tracing_disabled(True)
@@ -104,7 +105,8 @@ class Rig:
             self.store = SQLiteSession(self.session_id)
         self.threshold = threshold
         self.loop = asyncio.new_event_loop()
-        self.agent = Agent("ctxaudit", model="gpt-4.1", tools=[echo])
+        settings = ModelSettings() if store else ModelSettings(store=False)
+        self.agent = Agent("ctxaudit", model="gpt-4.1", tools=[echo], model_settings=settings)
 
     def close(self) -> None:
         self.loop.run_until_complete(self.client.close())
@@ -153,9 +155,11 @@ class Rig:
                 out.model_inputs.append(labels(items))
         return out
 
-    def compacted(self, body: dict[str, Any]) -> list[str]:
-        """What a compact request covered, as labels."""
-        return labels(self.fake.compacted_history(body))
+    def compacted(self, body: dict[str, Any]) -> list[str] | None:
+        """What a compact request covered, as labels (None: it named a response the
+        server never stored)."""
+        history = self.fake.compacted_history(body)
+        return None if history is None else labels(history)
 
     def run(
         self,

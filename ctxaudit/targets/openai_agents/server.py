@@ -9,7 +9,8 @@ openai-agents suites talk to.
   ``compaction`` item whose ``encrypted_content`` is ``enc:<length of that history>``
   (the shape the SDK documents: "all the items except user messages ... compacted
   into a single encrypted content"). The history is the request's ``input``, or, with
-  ``previous_response_id``, the input and output recorded for that id. It answers
+  ``previous_response_id``, the input and output recorded for that id (a response
+  made with ``store: false`` is not recorded, and naming it answers 404). It answers
   ``compact_status`` when that is not 200, and waits on ``hold`` when it is set (the
   asyncio loop of the caller runs on meanwhile: that is how a write lands during a
   compaction, with no sleep deciding anything).
@@ -196,7 +197,8 @@ class FakeResponses:
         if prev in self.by_id:
             before_in, before_out = self.by_id[prev]
             inp = before_in + before_out + inp
-        self.by_id[rid] = (inp, [item])
+        if body.get("store") is not False:  # an unstored response cannot be named later
+            self.by_id[rid] = (inp, [item])
         return 200, {
             "id": rid,
             "object": "response",
@@ -210,10 +212,13 @@ class FakeResponses:
             "usage": usage(10, 2),
         }
 
-    def compacted_history(self, body: JSON) -> list[JSON]:
-        """What a compact request covers: its input, or what its response id saw."""
+    def compacted_history(self, body: JSON) -> list[JSON] | None:
+        """What a compact request covers: its input, or what its response id saw (None:
+        an id the server never stored)."""
         if body.get("previous_response_id"):
-            before_in, before_out = self.by_id.get(body["previous_response_id"], ([], []))
+            if body["previous_response_id"] not in self.by_id:
+                return None
+            before_in, before_out = self.by_id[body["previous_response_id"]]
             return before_in + before_out
         return list(body.get("input") or [])
 
@@ -225,6 +230,9 @@ class FakeResponses:
             error = {"message": COMPACT_DOWN, "type": "server_error"}
             return self.compact_status, {"error": error}
         history = self.compacted_history(body)
+        if history is None:  # what the API answers for an unstored or unknown response
+            error = {"message": "previous response not found", "type": "invalid_request_error"}
+            return 404, {"error": error}
         users: list[JSON] = [
             {
                 "type": "message",
