@@ -11,8 +11,9 @@ compaction item (``CMP:`` prefix). The harness's documented contract is
   other than user messages and compaction items) number at least ``threshold``.
 - ``scope``: what an automatic compaction covers. ``"whole"``: the whole stored
   history; ``"suffix"``: the model-visible part of the history (what the turn's last
-  model call was sent, and its answer) from its first user message, the items before
-  it kept as they are. A manual compaction always covers the whole history.
+  model call was sent, and its answer): all of it when that is the whole history, else
+  from its first user message, the items before it kept as they are. A manual
+  compaction always covers the whole history (``force`` skips the threshold).
 
 What holds for every setting: a turn is stored once, in order, its input first (S1-S3);
 a compaction replaces exactly the items it covered, and the compaction call was sent
