@@ -22,8 +22,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_real_targets_are_registered_in_report_order() -> None:
-    assert targets.names()[:4] == ["gitreins", "lightspeed-stack", "langchain", "ledger"]
-    assert list(audit.PROPERTIES)[:4] == ["gitreins", "lightspeed-stack", "langchain", "ledger"]
+    assert targets.names()[:6] == [
+        "gitreins",
+        "lightspeed-stack",
+        "langchain",
+        "openai-agents",
+        "pydantic-ai",
+        "ledger",
+    ]
+    assert list(audit.PROPERTIES)[:6] == targets.names()[:6]
 
 
 @pytest.mark.parametrize("name", ["gitreins", "ledger", "lightspeed-stack", "langchain"])
