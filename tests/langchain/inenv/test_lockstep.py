@@ -11,15 +11,23 @@ compared message by message: what was kept, that one summary replaced everything
 before the kept tail and the summarizer was sent exactly that (C1, S6), and that a
 failed summary fails the step and changes nothing (S7). The documented contract is
 the model's parameters (:meth:`Config.model_trigger`), never a branch.
+
+Counts rarely land on a threshold by chance, so a user message can be sized to bring the
+conversation's count one below, at or one above a token or fraction threshold of the
+trigger, and a provider report can be drawn the same way. The fixed programs at the end
+run the same machine without Hypothesis: each threshold's "reaches or exceeds" on every
+run, and the boundaries no drawing reaches (a window so small that a fraction of it
+rounds to no token, a conversation that opens with a tool result).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 
 import pytest
-from hypothesis import event, note
+from hypothesis import currently_in_test_context, event, note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
@@ -46,13 +54,30 @@ WINDOWS = (None, 240, 400)
 #: a summary call fails now and then (one step in four)
 FAILS = st.integers(0, 3).map(lambda n: n == 0)
 FRACTIONS = (0.05, 0.1, 0.25, 0.3, 0.5, 0.75, 0.9, 1.0)
+#: where a sized message or a report lands: one below, at or one above a threshold
+OFFSETS = st.sampled_from((-1, 0, 1))
+#: a provider report: none, any count, or (which threshold, offset) aimed at one
+REPORTS = st.none() | st.integers(1, 600) | st.tuples(st.integers(0, 5), OFFSETS)
 
 
 def text(id: str, size: int) -> str:
     """A message's text: its id in brackets (found again in the summarizer's prompt),
-    padded to ``size`` tokens."""
+    padded to ``size`` tokens; size 0 is no text at all (a model answer that only
+    calls tools)."""
+    if size == 0:
+        return ""
     head = f"[{id}]"
     return head + "w" * max(0, 4 * size - len(head))
+
+
+def _note(message: str) -> None:
+    if currently_in_test_context():  # the fixed programs run the machine outside one
+        note(message)
+
+
+def _event(message: str) -> None:
+    if currently_in_test_context():
+        event(message)
 
 
 @st.composite
@@ -96,7 +121,11 @@ def configs(draw: st.DrawFn) -> Config:
 class FoldMachine(RuleBasedStateMachine):
     @initialize(config=configs(), size=st.integers(1, 40))
     def setup(self, config: Config, size: int) -> None:
-        note(f"langchain {VERSION}: SummarizationMiddleware(fake, **{config.arguments()!r})")
+        self.start(config)
+        self.user(size)  # a run starts with what the user says
+
+    def start(self, config: Config) -> None:
+        _note(f"langchain {VERSION}: SummarizationMiddleware(fake, **{config.arguments()!r})")
         self.config = config
         self.agent = Agent(config)
         self.trigger = config.model_trigger(reports=CLAUSES)
@@ -104,7 +133,6 @@ class FoldMachine(RuleBasedStateMachine):
         self.model: tuple[Message, ...] = ()
         self.reports: dict[str, int] = {}  # every report drawn, by its message's id
         self.ids = itertools.count()
-        self.user(size)  # a run starts with what the user says
 
     def new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self.ids)}"
@@ -130,19 +158,49 @@ class FoldMachine(RuleBasedStateMachine):
         id = self.new_id("h")
         self.add(Message("human", id, text(id, size)))
 
+    def token_thresholds(self) -> list[int]:
+        """The counts the trigger's token and fraction thresholds sit at (the fraction's
+        as ``ContextFraction`` reads it: that share of the window, rounded down)."""
+        out: list[int] = []
+        for clause in self.trigger.clauses:
+            for kind, value in clause.items():
+                if kind == "tokens":
+                    out.append(int(value))
+                elif kind == "fraction" and self.config.window is not None:
+                    out.append(math.floor(self.config.window * value))
+        return out
+
+    @rule(pick=st.integers(0, 5), offset=OFFSETS)
+    def user_at_threshold(self, pick: int, offset: int) -> None:
+        """The user says just enough to bring the count one below, at or one above a
+        threshold of the trigger (when it is not past it already); the next model call
+        meets it."""
+        aims = self.token_thresholds()
+        if aims:
+            self.user(max(aims[pick % len(aims)] + offset - model_count(self.model), 1))
+
     @rule(
         summarizer_fails=FAILS,
         calls=st.integers(0, 3),
         size=st.integers(1, 40),
-        reported=st.none() | st.integers(1, 600),
+        reported=REPORTS,
     )
     def model_call(
-        self, summarizer_fails: bool, calls: int, size: int, reported: int | None
+        self,
+        summarizer_fails: bool,
+        calls: int,
+        size: int,
+        reported: int | tuple[int, int] | None,
     ) -> None:
         """Before the model call the middleware may fold; then the model answers, with
-        parallel tool calls whose results come back before the next call."""
+        parallel tool calls whose results come back before the next call, and maybe
+        a report of its tokens (one aimed at a threshold: a pick and an offset)."""
         if not self.before_model(summarizer_fails):
             return  # the step failed: the run ends without a model call
+        if isinstance(reported, tuple):
+            aims = self.token_thresholds()
+            pick, offset = reported
+            reported = max(aims[pick % len(aims)] + offset, 1) if aims else None
         id = self.new_id("a")
         call_ids = tuple(f"{id}c{i}" for i in range(calls))
         if reported is not None:
@@ -173,10 +231,15 @@ class FoldMachine(RuleBasedStateMachine):
             summarizer_fails=summarizer_fails,
             in_group=raw < len(before) and before[raw].kind == "tool",
         )
+        # a statistic (--hypothesis-show-statistics): how often a boundary decides a step
+        if step.fires and not replace(self.trigger, inclusive=False).fires(
+            before, model_count, self.config.window
+        ):
+            _event("the trigger holds only by reaching a threshold")
         observed = self.agent.before_model(summarizer_fails=summarizer_fails)
         left_out = findings.left_out(VERSION, step)
         if left_out is not None:
-            event(f"left out: {left_out}")
+            _event(f"left out: {left_out}")
             self.adopt(observed.folded)
             return observed.raised is None
         if not step.fires:
@@ -201,7 +264,7 @@ class FoldMachine(RuleBasedStateMachine):
             f"({model_count(before)} tokens, {len(before)} messages) and keep "
             f"{self.keep} leaves {cut} to fold"
         )
-        event("folded")
+        _event("folded")
         first = self.agent.messages[0]
         written = f"SUMMARY-{len(self.agent.summarizer.prompts)}"
         assert first.type == "human" and written in str(first.content), (
@@ -236,3 +299,87 @@ class FoldMachine(RuleBasedStateMachine):
 
 
 TestFold = FoldMachine.TestCase
+
+
+# Fixed programs: the machine's own steps and checks, in a fixed order, seed-free.
+
+
+def program(config: Config) -> FoldMachine:
+    """The machine under ``config`` with an empty conversation, for a fixed program."""
+    machine = FoldMachine()
+    machine.start(config)
+    return machine
+
+
+@pytest.mark.parametrize(
+    "trigger, window",
+    [(("tokens", 20), None), (("fraction", 0.1), 200)],
+    ids=["tokens", "fraction"],
+)
+def test_a_threshold_is_met_by_reaching_it(trigger: tuple[str, float], window: int | None) -> None:
+    """A token threshold of 20 (given, or a tenth of a 200-token window): 19 tokens in
+    two messages do not fold, 20 do ("reaches or exceeds")."""
+    m = program(Config(trigger, ("messages", 1), window))
+    m.user(10)
+    m.user(9)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["human", "human"]
+    m.user(1)  # "[h2]": one token
+    assert model_count(m.model) == 20
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary", "human"]
+
+
+def test_a_report_meets_a_threshold_by_reaching_it() -> None:
+    """Where the release documents reports (1.3.5 on), a report of 49 tokens under a
+    threshold of 50 does not fold a 10-token conversation, a report of 50 does."""
+    m = program(Config(("tokens", 50), ("messages", 1), None))
+    m.user(5)
+    m.model_call(summarizer_fails=False, calls=0, size=5, reported=49)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["human", "ai"]
+    m.model_call(summarizer_fails=False, calls=0, size=5, reported=50)
+    m.failed_model_call(summarizer_fails=False)
+    want = ["summary", "ai"] if CLAUSES else ["human", "ai", "ai"]
+    assert [x.kind for x in m.model] == want
+
+
+def test_keep_fraction_under_one_token_keeps_a_one_token_tail() -> None:
+    """``keep=("fraction", 0.05)`` of a 10-token window is half a token, and the kept
+    tail is the longest suffix of at most one token (the model's ``Keep`` amount is at
+    least 1): the answer with no text and the one-token question stay, only the first
+    question is folded."""
+    m = program(Config(("messages", 3), ("fraction", 0.05), 10))
+    m.user(5)
+    m.model_call(summarizer_fails=False, calls=0, size=0, reported=None)
+    m.user(1)  # "[h2]": one token
+    assert [model_count([x]) for x in m.model] == [5, 0, 1]
+    m.model_call(summarizer_fails=False, calls=0, size=5, reported=None)
+    assert [x.kind for x in m.model] == ["summary", "ai", "human", "ai"]
+
+
+def leading_tool_result(config: Config) -> FoldMachine:
+    """A conversation that opens with a tool result (what came before it is gone), then
+    a question, 10 tokens in all: exactly what ``config`` keeps."""
+    m = program(config)
+    id = m.new_id("t")
+    m.add(Message("tool", id, text(id, 5), answers="gone"))
+    m.user(5)
+    assert model_count(m.model) == 10
+    return m
+
+
+def test_a_tail_of_exactly_keep_messages_is_not_folded() -> None:
+    """Two messages, ``keep=("messages", 2)``: everything is kept, even when the first is
+    a tool result (nothing to fold, so nothing to move the cut past)."""
+    m = leading_tool_result(Config(("messages", 2), ("messages", 2), None))
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["tool", "human"]
+
+
+def test_a_conversation_of_exactly_keep_tokens_is_not_folded() -> None:
+    """10 tokens, ``keep=("fraction", 0.1)`` of a 100-token window (10 tokens): the whole
+    conversation fits the tail, even when it opens with a tool result."""
+    m = leading_tool_result(Config(("messages", 2), ("fraction", 0.1), 100))
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["tool", "human"]
