@@ -15,6 +15,27 @@ dependencies installed from a lock with hashes, plus ctxaudit's test pins
 (``locks/<name>-X.txt`` in the target's folder); any other version's is resolved once,
 when its environment is built, and kept beside it (``lock.txt``). The tree comes first
 on the child's path, so the environment's own copy of the library is never what runs.
+
+**Peer suite** (the mutation audit's comparison with the library's own tests, see
+mutation/README.md, "Peer comparison"). A wheel ships no tests; a release's sdist may.
+:meth:`Library.peer_tests` is a folder with ``tests/``: a local tree's own, else the
+release's sdist, fetched with pip (which checks the hash the index publishes) and
+unpacked into ``.cache/<name>/peer/X/`` (git ignores it; no third-party code is
+committed). Its tests need more than the release's dependencies (pytest plugins, test
+helpers), so they run in a second environment, never in the release's one (ctxaudit's
+own suites keep running against exactly the release's lock and the test pins):
+
+- its lock is ``locks/<name>-X-peer.txt`` where committed, else resolved once when the
+  environment is built and kept beside it; either way it is resolved by uv with hashes
+  from :meth:`Library.peer_requirements`: the release itself, the sdist's
+  ``[dependency-groups] test`` and ctxaudit's test pins (what the mutation worker
+  imports), so a conflict between them is a resolution error, not a silent mix;
+- it is installed with ``--require-hashes`` into ``.cache/<name>/envs/<key>/``, the key
+  over that lock (or the requirements it is resolved from), the build scheme, the
+  interpreter and the word ``peer``, so it never shares a folder with a release's env;
+- a child runs it as the release's environment is run (:meth:`Library.child_environ`):
+  the tree first on the path, so the peer environment's own copy of the library is
+  never what its tests exercise.
 """
 
 from __future__ import annotations
@@ -26,6 +47,7 @@ import re
 import shlex
 import shutil
 import sys
+import tarfile
 import tempfile
 import time
 import tomllib
@@ -71,7 +93,7 @@ class Library:
     marker: str  # a file under a tree's root that only such a tree holds
     pinned: str  # the current release
     locks: Path  # the committed locks, ``<name>-X.txt``
-    what: str  # how an error names what the marker stands for ("langchain v1 tree")
+    what: str  # how an error names what the marker stands for ("a langchain v1 tree")
     #: ``CTXAUDIT_<PREFIX>_TREE`` / ``_VERSION`` name the tree in a child's environment
     env_prefix: str
     extra_environ: Mapping[str, str] = field(default_factory=dict)
@@ -115,7 +137,7 @@ class Library:
             root = root.parent
         if not self.is_tree(root):
             raise TargetError(
-                f"{self.name}: {str(path)!r} is not a {self.what} (no {self.marker} in it)"
+                f"{self.name}: {str(path)!r} is not {self.what} (no {self.marker} in it)"
             )
         version = self.declared_version(root)
         if version is None:

@@ -23,7 +23,7 @@ LIBRARY = Library(
     marker=SUMMARIZATION,
     pinned=PINNED,
     locks=Path(__file__).with_name("locks"),
-    what="langchain v1 tree with SummarizationMiddleware (1.0.0 and later)",
+    what="a langchain v1 tree with SummarizationMiddleware (1.0.0 and later)",
     env_prefix="CTXAUDIT_LANGCHAIN",
     extra_environ={"LANGSMITH_TRACING": "false"},  # never report runs to a tracing service
 )

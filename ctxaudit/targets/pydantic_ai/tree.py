@@ -21,7 +21,7 @@ LIBRARY = Library(
     marker="pydantic_ai/usage.py",
     pinned=PINNED,
     locks=Path(__file__).with_name("locks"),
-    what="pydantic-ai tree",
+    what="a pydantic-ai tree",
     env_prefix="CTXAUDIT_PYDANTIC_AI",
     extra_environ={"LOGFIRE_SEND_TO_LOGFIRE": "false"},  # no telemetry leaves the run
 )
