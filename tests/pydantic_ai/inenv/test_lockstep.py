@@ -18,7 +18,7 @@ saw, the limit the run stopped on, and the pool. pydantic-ai's documented contra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pytest
 from hypothesis import event, note
@@ -124,22 +124,32 @@ def scripts(draw: st.DrawFn) -> tuple[Step, ...]:
     return (*steps, Step(draw(responses), 0))
 
 
-def around(meter: int, spread: int) -> st.SearchStrategy[int | None]:
-    """Off, or a limit near ``meter`` (one below it included), or a small one."""
-    near = st.integers(max(0, meter - 2), meter + spread)
-    return st.one_of(st.none(), near, st.integers(0, 2))
+def marks(pool: Meters, steps: tuple[Step, ...]) -> dict[str, list[int]]:
+    """What each limit's meter reads before the run and after each request of it when
+    nothing stops it: the values a limit is drawn around."""
+    seen = {k: [v] for k, v in asdict(pool).items()} | {"total": [pool.input + pool.output]}
+    seen["request_input"] = []
+    for step in steps:
+        for s in step.segments:
+            seen["input"].append(seen["input"][-1] + s.input)
+            seen["output"].append(seen["output"][-1] + s.output)
+            seen["total"].append(seen["input"][-1] + seen["output"][-1])
+            seen["request_input"] += [s.input, sum(x.input for x in step.segments)]
+        seen["requests"].append(seen["requests"][-1] + 1)
+        seen["tool_calls"].append(seen["tool_calls"][-1] + step.tools)
+    return seen
+
+
+def around(values: list[int]) -> st.SearchStrategy[int | None]:
+    """Off, or one below, at or one above a value the meter takes (0 is a limit too)."""
+    near = st.sampled_from(values).flatmap(lambda v: st.sampled_from([v - 1, v, v + 1]))
+    return st.one_of(st.none(), near.map(lambda v: max(v, 0)))
 
 
 @st.composite
-def limits_for(draw: st.DrawFn, pool: Meters) -> Limits:
-    return Limits(
-        requests=draw(around(pool.requests, 5)),
-        input=draw(around(pool.input, 60)),
-        output=draw(around(pool.output, 30)),
-        total=draw(around(pool.input + pool.output, 80)),
-        request_input=draw(st.one_of(st.none(), st.integers(0, 30))),
-        tool_calls=draw(around(pool.tool_calls, 6)),
-    )
+def limits_for(draw: st.DrawFn, pool: Meters, steps: tuple[Step, ...]) -> Limits:
+    seen = marks(pool, steps)
+    return Limits(**{name: draw(around(values)) for name, values in seen.items()})
 
 
 pools = st.builds(
@@ -162,8 +172,8 @@ class UsageMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def agent_run(self, data: st.DataObject) -> None:
-        limits = data.draw(limits_for(self.pool))
         steps = data.draw(scripts())
+        limits = data.draw(limits_for(self.pool, steps))
         note(f"run({steps!r}, {limits!r}) on {self.pool!r}")
         expected = expect(self.pool, limits, steps)
         usage = pool_of(self.pool)
