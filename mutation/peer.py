@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mutation import driver, engine, peer_outcomes
-from mutation.config import TargetConfig
+from mutation.config import PeerSuite, TargetConfig
 from mutation.engine import MutationError
 
 
@@ -45,7 +45,7 @@ def run_peer(job: PeerJob) -> dict[str, Any]:
         return {"error": f"no peer suite is configured for {job.target} in its mutation.toml"}
     t0 = time.monotonic()
     try:
-        suite = _peer_suite(job.target, job.tree_or_spec, cfg)
+        suite, runtime = _peer_suite(job.target, job.tree_or_spec, cfg)
     except MutationError as exc:
         return {"name": cfg.peer.name, "error": str(exc)}
     # why tests cannot run on the unmutated tree, written by mutation/peer_outcomes.py
@@ -54,6 +54,7 @@ def run_peer(job: PeerJob) -> dict[str, Any]:
         suite, pytest_args=(*suite.pytest_args, *peer_outcomes.plugin_args(outcomes))
     )
     doc = _describe(suite)
+    doc["label"] = cfg.peer.label
     if job.progress:
         job.progress({"event": "peer", "suite": suite.name, "tests": len(suite.tests)})
     clones = [
@@ -64,7 +65,12 @@ def run_peer(job: PeerJob) -> dict[str, Any]:
     ]
     try:
         settings = driver.WorkerSettings(
-            modules=job.modules, jobs=job.jobs, recheck="none", progress=job.progress, suite=suite
+            modules=job.modules,
+            jobs=job.jobs,
+            recheck="none",
+            progress=job.progress,
+            suite=suite,
+            runtime=runtime,
         )
         base = driver.run_worker(job.plan, cfg, clones, job.work, settings)
     except MutationError as exc:
@@ -95,28 +101,84 @@ def _describe(suite: engine.PeerRun) -> dict[str, Any]:
         "selection_reason": suite.selection_reason,
         "deselected": [list(d) for d in suite.deselect],
         "plugins": peer_outcomes.plugins_supplied(suite.pytest_args),
+        "conftests": _conftests(Path(suite.root), suite.tests),
     }
 
 
-def _peer_suite(target: str, tree_or_spec: str | None, cfg: Any) -> engine.PeerRun:
+def _conftests(root: Path, tests: tuple[str, ...]) -> list[str]:
+    """The suite's own ``conftest.py`` files pytest loads for ``tests`` (those in their
+    folders up to ``root``), relative to ``root``."""
+    found = {
+        c
+        for t in tests
+        for d in Path(t).parents
+        if d.is_relative_to(root)
+        for c in [d / "conftest.py"]
+        if c.is_file()
+    }
+    return sorted(str(c.relative_to(root)) for c in found)
+
+
+def select_tests(root: Path, peer: PeerSuite) -> list[str]:
+    """The peer's test files under ``root``: those ``peer.tests`` names (paths or globs,
+    ``**`` for any depth, relative to ``root``) whose text matches ``peer.tests_matching``;
+    absolute, sorted, each once."""
+    found: set[Path] = set()
+    for pattern in peer.tests:
+        found.update(p for p in root.glob(pattern) if p.is_file() and p.suffix == ".py")
+    return sorted(
+        str(p) for p in found if peer.tests_matching.search(p.read_text(errors="replace"))
+    )
+
+
+def _peer_runtime(kind: Any, target: str, tree_or_spec: str | None) -> driver.Runtime | None:
+    """Where the peer's worker runs: None (this interpreter) for a target whose suites run
+    here; else the target's peer environment (``peer_process``: its own tests'
+    dependencies too), laid out as ``mutation.runtime`` lays out the suites' (the work
+    copy first on the path, in place of the tree)."""
+    from mutation.runtime import runtime_for
+
+    found = kind.resolve(tree_or_spec or None)
+
+    class _Peer:  # the target as runtime_for asks it, its peer process as the suites'
+        name = kind.name
+
+        @staticmethod
+        def suite_process(described: Any, tmp: Path) -> tuple[str, dict[str, str]] | None:
+            if kind.suite_process(described, tmp) is None:
+                return None
+            peer_process = getattr(kind, "peer_process", None)
+            if peer_process is None:
+                raise MutationError(
+                    f"{target}: its suites run in their own environment and it names none "
+                    "for its peer suite (peer_process)"
+                )
+            got: tuple[str, dict[str, str]] = peer_process(described, tmp)
+            return got
+
+    return runtime_for(_Peer(), found, None)
+
+
+def _peer_suite(
+    target: str, tree_or_spec: str | None, cfg: Any
+) -> tuple[engine.PeerRun, driver.Runtime | None]:
     from ctxaudit import targets
 
     try:
         kind = targets.get(target)
         root = kind.peer_suite(kind.resolve(tree_or_spec or None))
+        runtime = None if root is None else _peer_runtime(kind, target, tree_or_spec)
     except targets.TargetError as exc:
         raise MutationError(str(exc)) from None
     if root is None:
         raise MutationError(f"no peer suite for {target}")
     peer = cfg.peer
-    files = sorted(
-        str(p)
-        for p in (root / "tests").glob("test_*.py")
-        if peer.tests_matching.search(p.read_text(errors="replace"))
-    )
+    files = select_tests(root, peer)
     if not files:
-        raise MutationError(f"{peer.name}: no test file under {root / 'tests'} matches")
-    return engine.PeerRun(
+        raise MutationError(
+            f"{peer.name}: no test file under {root} matches ({', '.join(peer.tests)})"
+        )
+    suite = engine.PeerRun(
         name=peer.name,
         root=str(root),
         tests=tuple(files),
@@ -125,6 +187,7 @@ def _peer_suite(target: str, tree_or_spec: str | None, cfg: Any) -> engine.PeerR
         sys_path=(str(root),),
         selection_reason=peer.selection_reason,
     )
+    return suite, runtime
 
 
 def merge_peer(peers: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Peer-only kills the SPEC does not ground: ``mutation/outside_spec.toml``.
 
-The peer comparison (mutation/README.md, "Peer comparison") lists the mutants gitreins'
+The peer comparison (mutation/README.md, "Peer comparison") lists the mutants a target's
 own tests kill and ctxaudit's suite does not. Each one is either against a SPEC property
 (the suite should kill it: a gap to close) or outside the SPEC (the peer checks something
 no property speaks about: message wording, a constant of its own). The second kind is

@@ -6,6 +6,12 @@ in-environment suite and its findings module (``FINDINGS``, ``FINDINGS_TESTS``,
 ``registered(version)``; each finding has ``id``, ``prop``, ``summary``, ``region``,
 ``repro`` and ``versions``). The findings check runs every finding's regression test
 with every finding assumed: the ones that pass reproduce on the release.
+
+A library whose sdist ships its tests declares ``peer=True`` in its
+:class:`~ctxaudit.targets.base.MutationScope`: :meth:`LibraryTarget.peer_suite` is then
+the folder with them, and :meth:`LibraryTarget.peer_process` the interpreter and
+environment they run in (the release's peer environment, :mod:`ctxaudit.targets.pypi`),
+with the tree first on the path as for the suites.
 """
 
 from __future__ import annotations
@@ -98,6 +104,22 @@ class LibraryTarget(BaseTarget):
 
     def suite_args(self, spec: str) -> list[str]:
         return [f"--{self.library.name}={spec}"]
+
+    def peer_suite(self, resolved: Resolved) -> Path | None:
+        """The library's own ``tests/`` for this version (its sdist's), where the target
+        declares a peer suite; else None."""
+        if self.mutation is None or not self.mutation.peer:
+            return None
+        return self.library.peer_tests(resolved.tree or self.library.resolve(resolved.spec))
+
+    def peer_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]]:
+        """Like :meth:`suite_process`, in the release's peer environment (its tests'
+        dependencies as well): the interpreter and the child's environment."""
+        tree = self.library.resolve(target.spec)
+        env = self.library.ensure_peer_env(tree)
+        environ = self.library.child_environ(env, tree)
+        environ["TMPDIR"] = str(tmp)
+        return str(env.python), environ
 
     def copy_env(self, resolved: Resolved, leave_out: Sequence[str]) -> dict[str, str]:
         """Leave out exactly ``leave_out``'s regions; the copy reads as ``resolved``."""

@@ -25,11 +25,14 @@ committed). Its tests need more than the release's dependencies (pytest plugins,
 helpers), so they run in a second environment, never in the release's one (ctxaudit's
 own suites keep running against exactly the release's lock and the test pins):
 
-- its lock is ``locks/<name>-X-peer.txt`` where committed, else resolved once when the
-  environment is built and kept beside it; either way it is resolved by uv with hashes
-  from :meth:`Library.peer_requirements`: the release itself, the sdist's
+- its lock is ``locks/<name>-X-peer.txt`` where committed (written by
+  :meth:`Library.resolve_peer_lock`), else resolved once when the environment is built
+  and kept beside it; either way it is resolved by uv with hashes from
+  :meth:`Library.peer_requirements`: the release itself, the sdist's
   ``[dependency-groups] test`` and ctxaudit's test pins (what the mutation worker
-  imports), so a conflict between them is a resolution error, not a silent mix;
+  imports), so a conflict between them is a resolution error, not a silent mix; the
+  release's own lock, where committed, constrains it, so every package the two
+  environments share is at the same version;
 - it is installed with ``--require-hashes`` into ``.cache/<name>/envs/<key>/``, the key
   over that lock (or the requirements it is resolved from), the build scheme, the
   interpreter and the word ``peer``, so it never shares a folder with a release's env;
@@ -84,6 +87,15 @@ class Env:
     python: Path
     key: str
     lock: Path  # the lock it was installed from
+
+
+@dataclass(frozen=True)
+class PeerLock:
+    """What a peer environment is installed from: a committed lock, or (None) the
+    requirements resolved when it is built."""
+
+    lock: Path | None
+    requirements: list[str]
 
 
 @dataclass(frozen=True)
@@ -243,18 +255,161 @@ class Library:
         out.update(self.extra_environ)
         return out
 
-    def _build(self, version: str, dest: Path, key: str, log: Callable[[str], None]) -> Env:
+    # ------------------------------------------------------------- peer suite
+
+    def sdist(self, version: str) -> Path:
+        """The release's sdist, unpacked into ``.cache/<name>/peer/<version>/`` (once).
+
+        pip fetches it (``--no-binary :all: --no-deps``: the one archive, nothing built
+        or installed) and checks it against the hash the index publishes."""
+        dest = self.cache_root() / "peer" / version
+        if (dest / "pyproject.toml").is_file() or (dest / "PKG-INFO").is_file():
+            return dest
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+            cmd = [
+                sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                "--no-binary", ":all:", "--disable-pip-version-check",
+                "-d", tmp, f"{self.dist}=={version}",
+            ]  # fmt: skip
+            proc = uvenv.run(cmd)
+            archives = [
+                a
+                for a in Path(tmp).glob("*.tar.gz")
+                if re.sub(r"[-_.]+", "_", a.name).lower().startswith(self.wheel_name)
+            ]
+            if proc.returncode != 0 or not archives:
+                lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
+                reason = lines[0].removeprefix("ERROR: ") if lines else proc.stderr.strip()[-200:]
+                raise TargetError(
+                    f"{self.name}: no sdist of version {version!r} could be fetched ({reason})"
+                )
+            with tarfile.open(archives[0]) as tf:
+                tf.extractall(Path(tmp) / "x", filter="data")
+            tops = [p for p in (Path(tmp) / "x").iterdir() if p.is_dir()]
+            if len(tops) != 1:
+                raise TargetError(f"{self.name}: the sdist of {version} has no single top folder")
+            if dest.exists():
+                shutil.rmtree(dest)
+            tops[0].rename(dest)
+        return dest
+
+    def peer_tests(self, tree: Tree) -> Path | None:
+        """A folder with the library's own ``tests/`` for ``tree``: a local tree's (a
+        checkout's package folder holds them), else its release's sdist's; None when
+        that sdist ships none."""
+        if tree.origin == "path" and (tree.root / "tests").is_dir():
+            return tree.root
+        root = self.sdist(tree.version)
+        return root if (root / "tests").is_dir() else None
+
+    def peer_requirements(self, version: str, root: Path) -> list[str]:
+        """What the peer environment is resolved from: the release, the
+        ``[dependency-groups] test`` of ``root``'s ``pyproject.toml`` (its other groups
+        are linting and typing) and ctxaudit's test pins (the mutation worker's own
+        imports: pytest, Hypothesis, coverage)."""
+        try:
+            project = tomllib.loads((root / "pyproject.toml").read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise TargetError(
+                f"{self.name}: cannot read {root / 'pyproject.toml'}: {exc}"
+            ) from None
+        # an ``{include-group = ...}`` entry is not a requirement; none of these ship one
+        group = [
+            r for r in project.get("dependency-groups", {}).get("test", []) if isinstance(r, str)
+        ]
+        return [f"{self.dist}=={version}", *group, *uvenv.test_pins(self.name)]
+
+    def committed_peer_lock(self, version: str) -> Path | None:
+        lock = self.locks / f"{self.name}-{version}-peer.txt"
+        return lock if lock.is_file() else None
+
+    def peer_env_key(self, version: str, requirements: list[str]) -> str:
+        """16 hex digits over the peer lock (or the requirements it is resolved from),
+        the build scheme, the interpreter and ``peer``."""
+        lock = self.committed_peer_lock(version)
+        seed = lock.read_bytes() if lock else "\n".join(["resolve", *requirements]).encode()
+        digest = hashlib.sha256(seed)
+        digest.update("\n".join(["", _SCHEME, sys.version.split()[0], "peer"]).encode())
+        return digest.hexdigest()[:16]
+
+    def ensure_peer_env(self, tree: Tree, log: Callable[[str], None] = lambda _: None) -> Env:
+        """The environment the peer suite of ``tree``'s release runs in: reused when its
+        stamp is there, else built (see the module's docstring)."""
+        root = self.peer_tests(tree)
+        if root is None:
+            raise TargetError(f"{self.name}: the sdist of {tree.version} ships no tests/")
+        requirements = self.peer_requirements(tree.version, root)
+        key = self.peer_env_key(tree.version, requirements)
+        envs = self.cache_root() / "envs"
+        dest = envs / key
+        found = _reuse(dest, key)
+        if found is not None:
+            return found
+        envs.mkdir(parents=True, exist_ok=True)
+        peer = PeerLock(self.committed_peer_lock(tree.version), requirements)
+        with uvenv.file_lock(envs / f"{key}.lock"):
+            return _reuse(dest, key) or self._build(tree.version, dest, key, log, peer)
+
+    def resolve_peer_lock(self, version: str, out: Path) -> None:
+        """Resolve the peer lock of ``version`` into ``out`` (to commit as
+        ``locks/<name>-X-peer.txt``): :meth:`peer_requirements` with uv, hashed, the
+        release's committed lock as constraints (the packages both hold are the same)."""
+        root = self.sdist(version)
+        requirements = self.peer_requirements(version, root)
+        py = "{}.{}".format(*sys.version_info[:2])
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "requirements.in"
+            src.write_text("".join(f"{r}\n" for r in requirements))
+            body = Path(tmp) / "lock.txt"
+            # relative names, run in ``tmp``: the lock's "via" comments name no temporary path
+            cmd = [
+                str(uvenv.find_uv(self.name)), "pip", "compile", "--quiet", "--universal",
+                "--generate-hashes", "--no-header", "--python-version", py, src.name,
+                "-o", body.name,
+            ]  # fmt: skip
+            release = self.committed_lock(version)
+            if release is not None:  # the packages both share stay at the release's pins
+                shutil.copyfile(release, Path(tmp) / release.name)
+                cmd += ["-c", release.name]
+            proc = uvenv.run(cmd, cwd=Path(tmp))
+            if proc.returncode != 0:
+                raise uvenv.EnvError(
+                    f"{self.name}: resolving the peer lock of {version} failed: "
+                    f"{uvenv.uv_reason(proc.stderr)}"
+                )
+            head = [
+                f"# the peer suite of {self.dist} {version} (its sdist's tests/): the release, its",
+                "# [dependency-groups] test and ctxaudit's test pins, resolved by ctxaudit with:",
+                f"#   uv pip compile --universal --python-version {py} --generate-hashes"
+                + (f" -c {release.name}" if release is not None else ""),
+                "# from:",
+                *(f"#   {r}" for r in requirements),
+            ]
+            out.write_text("\n".join(head) + "\n" + body.read_text())
+
+    def _build(
+        self,
+        version: str,
+        dest: Path,
+        key: str,
+        log: Callable[[str], None],
+        peer: PeerLock | None = None,
+    ) -> Env:
+        """Build an environment in ``dest``: the release's, or with ``peer`` its peer
+        suite's (that lock, or its requirements resolved now; the test pins are in it)."""
         uv = uvenv.find_uv(self.name)
-        pins = uvenv.test_pins(self.name)
+        pins = uvenv.test_pins(self.name) if peer is None else []
         if dest.exists():
             shutil.rmtree(dest)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=dest.parent))
         venv = tmp / "venv"
         python = venv / "bin" / "python"
-        lock = self.committed_lock(version)
+        lock = self.committed_lock(version) if peer is None else peer.lock
+        requirements = [f"{self.dist}=={version}"] if peer is None else peer.requirements
         steps: list[tuple[str, list[str]]] = []
         if lock is None:
-            (tmp / "requirements.in").write_text(f"{self.dist}=={version}\n")
+            (tmp / "requirements.in").write_text("".join(f"{r}\n" for r in requirements))
             lock = tmp / "lock.txt"
             steps.append(
                 (
@@ -264,17 +419,23 @@ class Library:
                      str(tmp / "requirements.in"), "-o", str(lock)],
                 )
             )  # fmt: skip
+            release = self.committed_lock(version) if peer is not None else None
+            if release is not None:  # the packages both share stay at the release's pins
+                steps[-1][1].extend(["-c", str(release)])
         steps += [
             ("uv venv", [str(uv), "venv", "--no-project", "--relocatable",
                          "-p", sys.executable, str(venv)]),
             ("uv pip install", [str(uv), "pip", "install", "--python", str(python),
                                 "--require-hashes", "-r", str(lock)]),
-            (
-                "uv pip install (test pins)",
-                [str(uv), "pip", "install", "--python", str(python), "-c", str(lock), *pins],
-            ),
         ]  # fmt: skip
-        what = f"{self.dist}=={version}"
+        if pins:
+            steps.append(
+                (
+                    "uv pip install (test pins)",
+                    [str(uv), "pip", "install", "--python", str(python), "-c", str(lock), *pins],
+                )
+            )
+        what = f"{self.dist}=={version}" + (" (peer suite)" if peer is not None else "")
         log(f"{self.name}: building the environment {key} for {what}")
         start = time.monotonic()
         try:
@@ -295,6 +456,7 @@ class Library:
                 "lock": str(kept_lock),
                 "python": sys.executable,
                 "test_pins": pins,
+                **({"peer": True} if peer is not None else {}),
                 "build_seconds": round(time.monotonic() - start, 1),
                 "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
             }

@@ -78,7 +78,8 @@ def test_markdown_shows_both_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(peer_spec, "OUTSIDE_SPEC_FILE", listed)
     _js, md = report.write_reports(toy_doc(), tmp_path / "out")
     text = md.read_text()
-    assert "Killed by gitreins' tests and not by ctxaudit: 2:" in text
+    # a peer document without a label is named after its target
+    assert "Killed by toy's tests and not by ctxaudit: 2:" in text
     assert "- against a SPEC property (a gap in ctxaudit's suite; should be 0): 1" in text
     assert "  - `toy.py:f:other:op:000000000003` (other)" in text
     assert "- outside the SPEC (reviewed, `mutation/outside_spec.toml`): 1" in text

@@ -2,7 +2,9 @@
 (C1, S6, S7) and the tool-call limit's end (B3). Trees and environments are
 :mod:`ctxaudit.targets.langchain.tree`; its suites (``tests/langchain/inenv``) run in
 the release's own environment, with the tree first on the path
-(:class:`~ctxaudit.targets.library.LibraryTarget`).
+(:class:`~ctxaudit.targets.library.LibraryTarget`). The mutation audit's peer suite is
+langchain's own tests from the release's sdist, run in the release's peer environment
+(``locks/langchain-X-peer.txt``; :mod:`ctxaudit.targets.pypi`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Langchain(LibraryTarget):
         spec_option="--langchain",
         config=Path(__file__).with_name("mutation.toml"),
         spec_help="langchain release (langchain==1.5.2) or a tree that holds langchain/",
+        # its sdist's tests/, in the release's peer environment; [langchain.peer] selects them
+        peer=True,
     )
     pytest_options = (
         PytestOption(
