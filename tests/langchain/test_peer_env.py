@@ -1,0 +1,100 @@
+"""The peer suite's environment of a PyPI library (``ctxaudit/targets/pypi.py``): what it
+is resolved from, its own key, where its tests come from, and that only a target that
+declares a peer suite has one. A toy library on disk: no network, nothing built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxaudit import targets
+from ctxaudit.targets import uvenv
+from ctxaudit.targets.base import Resolved
+from ctxaudit.targets.pypi import Library, Tree
+
+PYPROJECT = """
+[project]
+name = "toylib"
+version = "1.0.0"
+
+[dependency-groups]
+test = ["pytest>=9", "toy-helpers<2", {include-group = "lint"}]
+lint = ["ruff"]
+"""
+
+
+def _library(tmp_path: Path) -> Library:
+    (tmp_path / "locks").mkdir()
+    return Library(
+        name="toylib",
+        dist="toylib",
+        marker="toylib/core.py",
+        pinned="1.0.0",
+        locks=tmp_path / "locks",
+        what="a toylib tree",
+        env_prefix="CTXAUDIT_TOYLIB",
+    )
+
+
+def test_peer_requirements_are_the_release_its_test_group_and_the_test_pins(
+    tmp_path: Path,
+) -> None:
+    lib = _library(tmp_path)
+    (tmp_path / "sdist").mkdir()
+    (tmp_path / "sdist" / "pyproject.toml").write_text(PYPROJECT)
+    got = lib.peer_requirements("1.0.0", tmp_path / "sdist")
+    # an include-group entry is not a requirement; the lint group is not the tests'
+    assert got == ["toylib==1.0.0", "pytest>=9", "toy-helpers<2", *uvenv.test_pins("toylib")]
+
+
+def test_the_peer_environment_has_its_own_key(tmp_path: Path) -> None:
+    lib = _library(tmp_path)
+    reqs = ["toylib==1.0.0", "pytest>=9"]
+    key = lib.peer_env_key("1.0.0", reqs)
+    assert key != lib.env_key("1.0.0")  # never the release's own environment
+    assert key != lib.peer_env_key("1.0.0", [*reqs, "toy-helpers"])
+    # a committed peer lock is what the key is over
+    (tmp_path / "locks" / "toylib-1.0.0-peer.txt").write_text("toylib==1.0.0 --hash=sha256:00\n")
+    assert lib.committed_peer_lock("1.0.0") == tmp_path / "locks" / "toylib-1.0.0-peer.txt"
+    committed = lib.peer_env_key("1.0.0", reqs)
+    assert committed != key
+    (tmp_path / "locks" / "toylib-1.0.0-peer.txt").write_text("toylib==1.0.0 --hash=sha256:11\n")
+    assert lib.peer_env_key("1.0.0", reqs) != committed
+
+
+def test_a_local_tree_with_tests_is_its_own_peer_suite(tmp_path: Path) -> None:
+    lib = _library(tmp_path)
+    root = tmp_path / "checkout"
+    (root / "tests").mkdir(parents=True)
+    assert lib.peer_tests(Tree("toylib", "1.0.0", root, "path")) == root
+
+
+def test_the_cached_sdist_is_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXAUDIT_CACHE", str(tmp_path / "cache"))
+    lib = _library(tmp_path)
+    sdist = tmp_path / "cache" / "toylib" / "peer" / "1.0.0"
+    (sdist / "tests").mkdir(parents=True)
+    (sdist / "pyproject.toml").write_text(PYPROJECT)
+    # an unpacked sdist in the cache is never fetched again (uvenv.run would fail here)
+    monkeypatch.setattr(uvenv, "run", lambda *a, **k: pytest.fail("fetched again"))
+    assert lib.peer_tests(Tree("toylib", "1.0.0", tmp_path / "wheel", "pypi")) == sdist
+
+
+@pytest.mark.parametrize("name", ["pydantic-ai", "openai-agents"])
+def test_only_a_target_that_declares_one_has_a_peer_suite(name: str) -> None:
+    kind = targets.get(name)
+    assert kind.mutation is not None and not kind.mutation.peer
+    resolved = Resolved(name, "0", Path("/nonexistent"), name)
+    assert kind.peer_suite(resolved) is None  # nothing resolved, nothing fetched
+
+
+def test_langchain_declares_its_peer_suite() -> None:
+    from ctxaudit.targets.langchain.tree import LIBRARY
+
+    kind = targets.get("langchain")
+    assert kind.mutation is not None and kind.mutation.peer
+    lock = LIBRARY.committed_peer_lock(LIBRARY.pinned)
+    assert lock is not None, "the pinned release's peer lock is committed"
+    text = lock.read_text()
+    assert f"langchain=={LIBRARY.pinned} " in text and "--hash=sha256:" in text
