@@ -27,7 +27,6 @@ import math
 from dataclasses import replace
 
 import pytest
-from hypothesis import currently_in_test_context, event, note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
@@ -46,6 +45,8 @@ from ctxaudit.targets.langchain.adapter import (
 )
 from model.fold import Message, fold
 from tests.langchain.inenv.conftest import VERSION
+from tests.outside_hypothesis import event as _event
+from tests.outside_hypothesis import note as _note
 
 pytestmark = pytest.mark.properties("C1", "S6", "S7")
 
@@ -68,16 +69,6 @@ def text(id: str, size: int) -> str:
         return ""
     head = f"[{id}]"
     return head + "w" * max(0, 4 * size - len(head))
-
-
-def _note(message: str) -> None:
-    if currently_in_test_context():  # the fixed programs run the machine outside one
-        note(message)
-
-
-def _event(message: str) -> None:
-    if currently_in_test_context():
-        event(message)
 
 
 @st.composite

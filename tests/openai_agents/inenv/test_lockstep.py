@@ -27,9 +27,8 @@ from collections.abc import Sequence
 import pytest
 from agents import SQLiteSession
 from agents.memory import OpenAIResponsesCompactionSession
-from hypothesis import event, note, settings
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from ctxaudit import profiles
@@ -44,6 +43,8 @@ from ctxaudit.targets.openai_agents.adapter import (
 from model import session
 from model.session import Contract
 from tests.openai_agents.inenv.conftest import VERSION
+from tests.outside_hypothesis import event as _event
+from tests.outside_hypothesis import note as _note
 
 pytestmark = pytest.mark.properties("S1", "S2", "S3", "S6", "S7", "S9", "C1")
 
@@ -51,16 +52,6 @@ WINDOWS = (None, 2, 3, 5, 8) if has_session_settings() else (None,)
 THRESHOLDS = (None, 1, 2, 3, 5)  # None: no hook passed, the documented default (10)
 #: a compact call fails, or another writer appends during it, one run in four
 ONE_IN_FOUR = st.integers(0, 3).map(lambda n: n == 3)  # shrinks to False
-
-
-def _note(message: str) -> None:
-    if currently_in_test_context():  # the fixed programs run the machine outside one
-        note(message)
-
-
-def _event(message: str) -> None:
-    if currently_in_test_context():
-        event(message)
 
 
 def summarize(covered: Sequence[str]) -> list[str]:
