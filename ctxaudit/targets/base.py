@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 
 class TargetError(Exception):
@@ -357,3 +357,23 @@ def release_order(version: str) -> tuple[Any, ...]:
         return (0, Version(version), "")
     except InvalidVersion:
         return (1, Version("0"), version)
+
+
+class _Registrable(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def versions(self) -> frozenset[str]: ...
+
+
+_F = TypeVar("_F", bound=_Registrable)
+
+
+def registered_for(findings: Sequence[_F], version: str) -> list[_F]:
+    """The findings registered for ``version``; ``CTXAUDIT_FINDINGS`` overrides for one
+    run (``all``, or a comma-separated list of ids; ``none``: none)."""
+    override = os.environ.get("CTXAUDIT_FINDINGS")
+    if override is not None:
+        ids = {i.strip() for i in override.split(",") if i.strip()}
+        return [f for f in findings if "all" in ids or f.id in ids]
+    return [f for f in findings if version in f.versions]

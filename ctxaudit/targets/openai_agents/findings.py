@@ -11,10 +11,11 @@ or a comma-separated list of ids (``none``: none).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from ctxaudit.targets.base import registered_for
 
 NAME = "openai-agents"
 FINDINGS_TESTS = "tests/openai_agents/inenv/test_findings.py"
@@ -138,11 +139,7 @@ BY_ID = {f.id: f for f in FINDINGS}
 
 def registered(version: str) -> list[Finding]:
     """The findings registered for a release (``CTXAUDIT_FINDINGS`` overrides)."""
-    override = os.environ.get("CTXAUDIT_FINDINGS")
-    if override is not None:
-        ids = {i.strip() for i in override.split(",") if i.strip()}
-        return [f for f in FINDINGS if "all" in ids or f.id in ids]
-    return [f for f in FINDINGS if version in f.versions]
+    return registered_for(FINDINGS, version)
 
 
 def left_out(version: str, step: Step) -> Finding | None:

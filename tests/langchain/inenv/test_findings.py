@@ -9,28 +9,19 @@ a finding is registered for (``CTXAUDIT_FINDINGS=all``: every release).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ctxaudit.targets.langchain import findings
 from ctxaudit.targets.langchain.repro import program
+from tests import finding_programs
 from tests.langchain.inenv.conftest import VERSION
 
 
 def reproduces(finding_id: str) -> bool:
-    if finding_id not in {f.id for f in findings.registered(VERSION)}:
-        pytest.skip(f"{finding_id} is not registered for langchain {VERSION}")
-    path = program(finding_id)
-    proc = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, timeout=300, check=False
-    )
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"{path.name} could not run:\n{proc.stdout}{proc.stderr}")
-    print(proc.stdout)
-    return proc.returncode == 1
+    ids = [f.id for f in findings.registered(VERSION)]
+    return finding_programs.reproduces(finding_id, ids, program(finding_id), f"langchain {VERSION}")
 
 
 def test_every_finding_has_its_program_and_regression_test() -> None:

@@ -9,28 +9,21 @@ a finding is registered for (``CTXAUDIT_FINDINGS=all``: every release).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ctxaudit.targets.pydantic_ai import findings
 from ctxaudit.targets.pydantic_ai.repro import program
+from tests import finding_programs
 from tests.pydantic_ai.inenv.conftest import VERSION
 
 
 def reproduces(finding_id: str) -> bool:
-    if finding_id not in {f.id for f in findings.registered(VERSION)}:
-        pytest.skip(f"{finding_id} is not registered for pydantic-ai {VERSION}")
-    path = program(finding_id)
-    proc = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, timeout=300, check=False
+    ids = [f.id for f in findings.registered(VERSION)]
+    return finding_programs.reproduces(
+        finding_id, ids, program(finding_id), f"pydantic-ai {VERSION}"
     )
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"{path.name} could not run:\n{proc.stdout}{proc.stderr}")
-    print(proc.stdout)
-    return proc.returncode == 1
 
 
 def test_every_finding_has_its_program_and_regression_test() -> None:
