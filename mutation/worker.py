@@ -76,7 +76,7 @@ class _PassState:
     running: list[_Job] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(eq=False)  # a pytest plugin is hashed by identity (pluggy, inline-snapshot)
 class Plugin:
     plan: dict[str, Any]
     out: Any
