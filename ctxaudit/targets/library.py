@@ -117,7 +117,7 @@ class LibraryTarget(BaseTarget):
         dependencies as well): the interpreter and the child's environment."""
         tree = self.library.resolve(target.spec)
         env = self.library.ensure_peer_env(tree)
-        environ = self.library.child_environ(env, tree)
+        environ = self.library.child_environ(env, tree, peer=True)
         environ["TMPDIR"] = str(tmp)
         return str(env.python), environ
 

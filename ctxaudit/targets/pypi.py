@@ -52,6 +52,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import textwrap
 import time
 import tomllib
 import zipfile
@@ -109,6 +110,16 @@ class Library:
     #: ``CTXAUDIT_<PREFIX>_TREE`` / ``_VERSION`` name the tree in a child's environment
     env_prefix: str
     extra_environ: Mapping[str, str] = field(default_factory=dict)
+    #: the sdist's ``[dependency-groups]`` entry its tests need
+    peer_group: str = "test"
+    #: distributions of that group the peer suite leaves out (normalized names): the
+    #: docs, lint and type-check tools, and the packages only unselected tests import
+    peer_omit: frozenset[str] = frozenset()
+    #: what its tests import that no group declares (its own CI installs it with extras)
+    peer_add: tuple[str, ...] = ()
+    #: the peer suite's environment variables, instead of :attr:`extra_environ` (which
+    #: sets up the rig's runs; the library's tests may assert on what it changes)
+    peer_environ: Mapping[str, str] | None = None
 
     @property
     def wheel_name(self) -> str:
@@ -240,8 +251,9 @@ class Library:
         with uvenv.file_lock(envs / f"{key}.lock"):
             return _reuse(dest, key) or self._build(tree.version, dest, key, log)
 
-    def child_environ(self, env: Env, tree: Tree) -> dict[str, str]:
-        """The environment of a child process that runs ``tree`` in ``env``."""
+    def child_environ(self, env: Env, tree: Tree, *, peer: bool = False) -> dict[str, str]:
+        """The environment of a child process that runs ``tree`` in ``env`` (with
+        ``peer``, the library's own tests in its peer environment)."""
         out = uvenv.inherited_environ()
         out.update(
             PATH=os.pathsep.join([str(env.python.parent), os.environ.get("PATH", "")]),
@@ -252,7 +264,10 @@ class Library:
             **{f"{self.env_prefix}_TREE": str(tree.root)},
             **{f"{self.env_prefix}_VERSION": tree.version},
         )
-        out.update(self.extra_environ)
+        if peer and self.peer_environ is not None:
+            out.update(self.peer_environ)
+        else:
+            out.update(self.extra_environ)
         return out
 
     # ------------------------------------------------------------- peer suite
@@ -305,9 +320,9 @@ class Library:
 
     def peer_requirements(self, version: str, root: Path) -> list[str]:
         """What the peer environment is resolved from: the release, the
-        ``[dependency-groups] test`` of ``root``'s ``pyproject.toml`` (its other groups
-        are linting and typing) and ctxaudit's test pins (the mutation worker's own
-        imports: pytest, Hypothesis, coverage)."""
+        ``[dependency-groups]`` :attr:`peer_group` of ``root``'s ``pyproject.toml`` less
+        :attr:`peer_omit`, plus :attr:`peer_add`, and ctxaudit's test pins (the mutation
+        worker's own imports: pytest, Hypothesis, coverage)."""
         try:
             project = tomllib.loads((root / "pyproject.toml").read_text())
         except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -315,10 +330,21 @@ class Library:
                 f"{self.name}: cannot read {root / 'pyproject.toml'}: {exc}"
             ) from None
         # an ``{include-group = ...}`` entry is not a requirement; none of these ship one
-        group = [
-            r for r in project.get("dependency-groups", {}).get("test", []) if isinstance(r, str)
-        ]
-        return [f"{self.dist}=={version}", *group, *uvenv.test_pins(self.name)]
+        group = project.get("dependency-groups", {}).get(self.peer_group)
+        if not isinstance(group, list):
+            raise TargetError(
+                f"{self.name}: {root / 'pyproject.toml'} has no [dependency-groups] "
+                f"{self.peer_group!r}, which its peer suite is installed from"
+            )
+        kept: list[str] = []
+        for r in group:
+            if not isinstance(r, str):
+                continue
+            name = re.split(r"[\s\[<>=!~;]", r.strip(), maxsplit=1)[0]
+            if re.sub(r"[-_.]+", "-", name).lower() not in self.peer_omit and r not in kept:
+                kept.append(r)
+        added = [r for r in self.peer_add if r not in kept]
+        return [f"{self.dist}=={version}", *kept, *added, *uvenv.test_pins(self.name)]
 
     def committed_peer_lock(self, version: str) -> Path | None:
         lock = self.locks / f"{self.name}-{version}-peer.txt"
@@ -380,12 +406,17 @@ class Library:
                 )
             head = [
                 f"# the peer suite of {self.dist} {version} (its sdist's tests/): the release, its",
-                "# [dependency-groups] test and ctxaudit's test pins, resolved by ctxaudit with:",
+                f"# [dependency-groups] {self.peer_group} and ctxaudit's test pins, resolved by"
+                " ctxaudit with:",
                 f"#   uv pip compile --universal --python-version {py} --generate-hashes"
                 + (f" -c {release.name}" if release is not None else ""),
                 "# from:",
                 *(f"#   {r}" for r in requirements),
             ]
+            if self.peer_omit:
+                omitted = textwrap.wrap(", ".join(sorted(self.peer_omit)), 84)
+                head += [f"# leaving out of [dependency-groups] {self.peer_group}:"]
+                head += [f"#   {line}" for line in omitted]
             out.write_text("\n".join(head) + "\n" + body.read_text())
 
     def _build(

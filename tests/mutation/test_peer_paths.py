@@ -121,3 +121,34 @@ def test_langchain_selects_its_nested_summarization_tests(tmp_path: Path) -> Non
     assert _rel(root, select_tests(root, peer)) == [
         "tests/unit_tests/agents/middleware/implementations/test_summarization.py"
     ]
+
+
+def test_openai_agents_selects_its_session_and_runner_tests(tmp_path: Path) -> None:
+    peer = target_config("openai-agents").peer
+    assert peer is not None
+    compaction = "from agents.memory import OpenAIResponsesCompactionSession\n"
+    files = {
+        "tests/memory/test_compaction.py": compaction,
+        "tests/test_agent_runner.py": "from agents import SQLiteSession\n",
+        "tests/deferred_session_writes/test_recovery.py": "class S(SessionABC): ...\n",
+        "tests/test_live_example.py": "relay(session=SimpleNamespace(id='x'))\n",  # realtime
+        "tests/test_tool.py": "from agents import function_tool\n",
+        "tests/extensions/memory/test_redis_session.py": "from agents import SQLiteSession\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert _rel(tmp_path, select_tests(tmp_path, peer)) == [
+        "tests/deferred_session_writes/test_recovery.py",
+        "tests/memory/test_compaction.py",
+        "tests/test_agent_runner.py",
+    ]
+
+
+def test_the_worker_plugin_is_hashable() -> None:
+    """pytest plugins are kept in sets (pluggy; inline-snapshot, which openai-agents'
+    tests load, collects every registered plugin into one)."""
+    from mutation.worker import Plugin
+
+    a, b = Plugin(plan={}, out=None), Plugin(plan={}, out=None)
+    assert len({a, b}) == 2

@@ -3,7 +3,9 @@
 (S1-S3, S6, S7, S9, C1). Trees and environments are
 :mod:`ctxaudit.targets.openai_agents.tree`; its suites (``tests/openai_agents/inenv``) run
 in the release's own environment, with the tree first on the path
-(:class:`~ctxaudit.targets.library.LibraryTarget`).
+(:class:`~ctxaudit.targets.library.LibraryTarget`). The mutation audit's peer suite is
+the SDK's own tests from the release's sdist, run in the release's peer environment
+(``locks/openai-agents-X-peer.txt``; :mod:`ctxaudit.targets.pypi`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ class OpenAIAgents(LibraryTarget):
         spec_option=OPTION,
         config=Path(__file__).with_name("mutation.toml"),
         spec_help="openai-agents release (openai-agents==0.24.0) or a tree that holds agents/",
+        # its sdist's tests/, in the release's peer environment; [openai-agents.peer]
+        # selects them
+        peer=True,
     )
     pytest_options = (
         PytestOption(

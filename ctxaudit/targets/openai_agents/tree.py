@@ -30,6 +30,45 @@ LIBRARY = Library(
         "OPENAI_AGENTS_DISABLE_TRACING": "1",  # never export traces (the rig disables them too)
         "OPENAI_API_KEY": "ctxaudit-fake",  # only the rig's local server is ever called
     },
+    # the sdist has no test group: its tests' tools are in ``dev`` beside the docs, lint
+    # and type-check tools and the packages of tests the peer suite does not select
+    # (other session stores, voice, realtime, sandboxes, browser and computer tools)
+    peer_group="dev",
+    peer_omit=frozenset(
+        {
+            "aiohttp",
+            "dapr",
+            "fakeredis",
+            "fastapi",
+            "graphviz",
+            "grpcio",
+            "mkdocs",
+            "mkdocs-material",
+            "mkdocs-static-i18n",
+            "mkdocstrings",
+            "mypy",
+            "playwright",
+            "protobuf",
+            "pygments",
+            "pymdown-extensions",
+            "pymongo",
+            "pynput",
+            "pyright",
+            "rich",
+            "ruff",
+            "sounddevice",
+            "textual",
+            "twilio",
+            "types-pynput",
+        }
+    ),
+    # what its selected tests import from the SDK's extras, which its own CI installs:
+    # httpx (test_agent_runner.py builds httpx requests) and the SQLAlchemy session
+    # store (test_sqlalchemy_compaction.py compacts over it)
+    peer_add=("httpx", "SQLAlchemy[asyncio]>=2.0"),
+    # its tests check tracing, which OPENAI_AGENTS_DISABLE_TRACING would change; their
+    # conftest installs a processor that keeps spans in memory, so nothing is exported
+    peer_environ={"OPENAI_API_KEY": "ctxaudit-fake"},
 )
 
 AgentsTree = Tree

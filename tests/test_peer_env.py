@@ -4,14 +4,16 @@ declares a peer suite has one. A toy library on disk: no network, nothing built.
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from pathlib import Path
 
 import pytest
 
 from ctxaudit import targets
 from ctxaudit.targets import uvenv
-from ctxaudit.targets.base import Resolved
-from ctxaudit.targets.pypi import Library, Tree
+from ctxaudit.targets.base import Resolved, TargetError
+from ctxaudit.targets.pypi import Env, Library, Tree
 
 PYPROJECT = """
 [project]
@@ -21,6 +23,9 @@ version = "1.0.0"
 [dependency-groups]
 test = ["pytest>=9", "toy-helpers<2", {include-group = "lint"}]
 lint = ["ruff"]
+dev = [
+  "pytest>=9", "Sphinx_Docs[theme]>=1", "toy-helpers<2", "pytest>=9", "mypy; python_version>'3.9'"
+]
 """
 
 
@@ -46,6 +51,20 @@ def test_peer_requirements_are_the_release_its_test_group_and_the_test_pins(
     got = lib.peer_requirements("1.0.0", tmp_path / "sdist")
     # an include-group entry is not a requirement; the lint group is not the tests'
     assert got == ["toylib==1.0.0", "pytest>=9", "toy-helpers<2", *uvenv.test_pins("toylib")]
+
+
+def test_another_group_less_the_tools_the_tests_do_not_need(tmp_path: Path) -> None:
+    lib = dataclasses.replace(
+        _library(tmp_path), peer_group="dev", peer_omit=frozenset({"sphinx-docs", "mypy"})
+    )
+    (tmp_path / "sdist").mkdir()
+    (tmp_path / "sdist" / "pyproject.toml").write_text(PYPROJECT)
+    got = lib.peer_requirements("1.0.0", tmp_path / "sdist")
+    # omitted by normalized name whatever the spelling and extras; a repeat is kept once
+    assert got == ["toylib==1.0.0", "pytest>=9", "toy-helpers<2", *uvenv.test_pins("toylib")]
+    missing = dataclasses.replace(lib, peer_group="testing")
+    with pytest.raises(TargetError, match=r"no \[dependency-groups\] 'testing'"):
+        missing.peer_requirements("1.0.0", tmp_path / "sdist")
 
 
 def test_the_peer_environment_has_its_own_key(tmp_path: Path) -> None:
@@ -81,20 +100,33 @@ def test_the_cached_sdist_is_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert lib.peer_tests(Tree("toylib", "1.0.0", tmp_path / "wheel", "pypi")) == sdist
 
 
-@pytest.mark.parametrize("name", ["pydantic-ai", "openai-agents"])
-def test_only_a_target_that_declares_one_has_a_peer_suite(name: str) -> None:
-    kind = targets.get(name)
+def test_only_a_target_that_declares_one_has_a_peer_suite() -> None:
+    kind = targets.get("pydantic-ai")  # its sdists ship no tests
     assert kind.mutation is not None and not kind.mutation.peer
-    resolved = Resolved(name, "0", Path("/nonexistent"), name)
+    resolved = Resolved("pydantic-ai", "0", Path("/nonexistent"), "pydantic-ai")
     assert kind.peer_suite(resolved) is None  # nothing resolved, nothing fetched
 
 
-def test_langchain_declares_its_peer_suite() -> None:
-    from ctxaudit.targets.langchain.tree import LIBRARY
-
-    kind = targets.get("langchain")
+@pytest.mark.parametrize("name", ["langchain", "openai-agents"])
+def test_a_target_whose_sdist_ships_tests_declares_its_peer_suite(name: str) -> None:
+    library = importlib.import_module(f"ctxaudit.targets.{name.replace('-', '_')}.tree").LIBRARY
+    kind = targets.get(name)
     assert kind.mutation is not None and kind.mutation.peer
-    lock = LIBRARY.committed_peer_lock(LIBRARY.pinned)
+    lock = library.committed_peer_lock(library.pinned)
     assert lock is not None, "the pinned release's peer lock is committed"
     text = lock.read_text()
-    assert f"langchain=={LIBRARY.pinned} " in text and "--hash=sha256:" in text
+    assert f"{name}=={library.pinned} " in text and "--hash=sha256:" in text
+
+
+def test_the_peer_suite_runs_with_its_own_environment_variables(tmp_path: Path) -> None:
+    lib = dataclasses.replace(
+        _library(tmp_path), extra_environ={"RIG": "1"}, peer_environ={"KEY": "fake"}
+    )
+    env = Env(tmp_path / "env", tmp_path / "env" / "venv" / "bin" / "python", "k", tmp_path)
+    tree = Tree("toylib", "1.0.0", tmp_path / "tree", "pypi")
+    rig, peer = lib.child_environ(env, tree), lib.child_environ(env, tree, peer=True)
+    assert rig["RIG"] == "1" and "KEY" not in rig
+    assert peer["KEY"] == "fake" and "RIG" not in peer
+    assert peer["PYTHONPATH"] == rig["PYTHONPATH"]  # the tree first on the path all the same
+    plain = dataclasses.replace(lib, peer_environ=None)  # then the rig's settings apply
+    assert plain.child_environ(env, tree, peer=True)["RIG"] == "1"
