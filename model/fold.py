@@ -13,6 +13,8 @@ its own clauses, comparison and tail, and each is a parameter here:
 - :class:`Keep`: the tail, the newest ``amount`` messages or the longest suffix of at
   most ``amount`` tokens, never empty; the cut then moves *back* to the start of the
   unit it lands in, so a model message that asked for tools stays with their results.
+  A tool result whose call is not in the conversation belongs to no kept unit: a cut
+  on it moves *forward* past it, so no tail starts with a result nobody asked for.
 - :func:`fold`: ``[summary] + tail``. Whatever came before the tail, an earlier summary
   included, is what is summarized; nothing is lost and nothing doubled.
 
@@ -99,17 +101,22 @@ class Keep:
 
     def cut(self, messages: Sequence[Message], count: Count) -> int:
         """Where the kept tail starts, whole units kept: 0 keeps everything (no fold)."""
-        return unit_start(messages, self.tail(messages, count))
+        start = self.tail(messages, count)
+        return unit_start(messages, start) if start else 0
 
 
 def unit_start(messages: Sequence[Message], index: int) -> int:
     """The start of the unit ``messages[index]`` belongs to: a tool result belongs to
-    the model message that asked for it; every other message is a unit of its own."""
+    the model message that asked for it; every other message is a unit of its own.
+    Tool results whose call is not before them (orphans) start no unit: the start is
+    past them."""
     if index < len(messages) and messages[index].kind == "tool":
         call = messages[index].answers
         for i in range(index - 1, -1, -1):
             if messages[i].kind == "ai" and call in messages[i].calls:
                 return i
+        while index < len(messages) and messages[index].kind == "tool":
+            index += 1
     return index
 
 

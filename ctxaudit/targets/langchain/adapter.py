@@ -3,21 +3,24 @@
 Runs inside a langchain environment (:mod:`ctxaudit.targets.langchain.tree`). Only the
 LLM is faked, with langchain-core's own ``GenericFakeChatModel``: it is the
 middleware's ``model`` (whose profile gives a fraction its window) and writes the
-summaries. What is observed is public: the state update ``before_model`` returns,
-applied with langgraph's own ``add_messages`` reducer as the agent applies it, what
-the summarizer was sent, and what ``before_model`` raises. Tokens are counted by a
-``token_counter`` we pass (a documented parameter), the model's count
-(:func:`model.settlement.tokens` of each message's text), so both sides count alike.
+summaries, or, where the release takes one and the configuration says so, a
+``summarizer`` function of ours does. What is observed is public: the state update
+``before_model`` returns, applied with langgraph's own ``add_messages`` reducer as the
+agent applies it, what the summarizer was sent, and what ``before_model`` raises.
+Tokens are counted by a ``token_counter`` we pass (a documented parameter), the model's
+count (:func:`model.settlement.tokens` of each message's text), so both sides count
+alike.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.exceptions import ModelAuthenticationError
@@ -40,6 +43,12 @@ def documents_clauses() -> bool:
     return hasattr(module, "TriggerClause")
 
 
+def takes_summarizer() -> bool:
+    """The release takes a ``summarizer`` that writes the summaries in the model's place
+    (a function of the messages to summarize, or a chat model): 1.5 and later."""
+    return "summarizer" in inspect.signature(SummarizationMiddleware.__init__).parameters
+
+
 def count(messages: Sequence[BaseMessage]) -> int:
     """The token counter handed to the middleware (the model counts the same way)."""
     return sum(
@@ -58,15 +67,19 @@ class Config:
     trigger: tuple[str, float] | tuple[tuple[str, float] | dict[str, float], ...]
     keep: tuple[str, float]
     window: int | None  # the model profile's max_input_tokens (None: no profile)
+    #: who writes the summaries: the model, or a function given as ``summarizer``
+    summarizer: Literal["model", "function"] = "model"
+
+    def single(self) -> bool:
+        """The trigger is one ``(kind, value)`` tuple, not a list."""
+        return bool(self.trigger) and isinstance(self.trigger[0], str)
 
     def arguments(self) -> dict[str, Any]:
-        trigger: Any = self.trigger
-        if trigger and not isinstance(trigger[0], str):
-            trigger = list(trigger)  # a list of tuples or clauses
+        trigger: Any = self.trigger if self.single() else list(self.trigger)
         return {"trigger": trigger, "keep": self.keep, "trim_tokens_to_summarize": None}
 
     def model_trigger(self, reports: bool) -> Trigger:
-        items = [self.trigger] if isinstance(self.trigger[0], str) else list(self.trigger)
+        items: list[Any] = [self.trigger] if self.single() else list(self.trigger)
         clauses = tuple(dict([i]) if isinstance(i, tuple) else dict(i) for i in items)
         return Trigger(clauses, inclusive=True, reports=reports)  # "reaches or exceeds"
 
@@ -115,11 +128,22 @@ class Agent:
     def __init__(self, config: Config) -> None:
         profile = {"max_input_tokens": config.window} if config.window is not None else None
         self.summarizer = Summarizer(messages=iter(()), profile=profile)
+        extra: dict[str, Any] = {}
+        if config.summarizer == "function":
+            extra["summarizer"] = self.summarize
         self.middleware = SummarizationMiddleware(
-            self.summarizer, token_counter=count, **config.arguments()
+            self.summarizer, token_counter=count, **config.arguments(), **extra
         )
         self.messages: list[BaseMessage] = []
         self._ids = itertools.count()
+
+    def summarize(self, messages: list[BaseMessage]) -> str:
+        """The ``summarizer`` function: it writes what the fake model would, from the
+        messages it is given, recorded as the model's prompts are."""
+        self.summarizer.prompts.append("\n".join(str(m.content) for m in messages))
+        if self.summarizer.fail:
+            raise RuntimeError(SUMMARY_DOWN)
+        return f"SUMMARY-{len(self.summarizer.prompts)}"
 
     def next_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids)}"

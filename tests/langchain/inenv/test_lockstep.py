@@ -2,10 +2,12 @@
 (``model/fold.py``), driven in lockstep.
 
 One :class:`FoldMachine` runs an agent's conversation under a drawn configuration
-(trigger: a threshold, a list of them, or, where the release documents them, clauses;
-keep: messages, tokens or a fraction of the model's window): users speak, the model
-answers with text or with parallel tool calls and their results (with or without a
-provider report of its tokens), a model call fails, the summarizer fails. Before each
+(trigger: a threshold, a list of them, none, or, where the release documents them,
+clauses; keep: messages, tokens or a fraction of the model's window; the summaries
+written by the model or, where the release takes one, a ``summarizer`` function):
+users speak, the model answers with text or with parallel tool calls and their results
+(with or without a provider report of its tokens), a tool result arrives whose call is
+not in the conversation, a model call fails, the summarizer fails. Before each
 model call both sides decide whether to fold, and after it the conversations are
 compared message by message: what was kept, that one summary replaced everything
 before the kept tail and the summarizer was sent exactly that (C1, S6), and that a
@@ -16,8 +18,9 @@ Counts rarely land on a threshold by chance, so a user message can be sized to b
 conversation's count one below, at or one above a token or fraction threshold of the
 trigger, and a provider report can be drawn the same way. The fixed programs at the end
 run the same machine without Hypothesis: each threshold's "reaches or exceeds" on every
-run, and the boundaries no drawing reaches (a window so small that a fraction of it
-rounds to no token, a conversation that opens with a tool result).
+run, and the boundaries a drawing reaches only now and then or never (a window so small
+that a fraction of it rounds to no token, a conversation that opens with a tool result,
+a clause that fails before one that holds, a newest message larger than the tail).
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ from ctxaudit.targets.langchain.adapter import (
     human,
     model_count,
     model_view,
+    takes_summarizer,
     tool,
     view,
 )
-from model.fold import Message, fold
+from model.fold import Message, fold, unit_start
 from tests.langchain.inenv.conftest import VERSION
 from tests.outside_hypothesis import event as _event
 from tests.outside_hypothesis import note as _note
@@ -51,6 +55,7 @@ from tests.outside_hypothesis import note as _note
 pytestmark = pytest.mark.properties("C1", "S6", "S7")
 
 CLAUSES = documents_clauses()
+SUMMARIZERS = ("model", "function") if takes_summarizer() else ("model",)
 WINDOWS = (None, 240, 400)
 #: a summary call fails now and then (one step in four)
 FAILS = st.integers(0, 3).map(lambda n: n == 0)
@@ -91,8 +96,8 @@ def configs(draw: st.DrawFn) -> Config:
     trigger: tuple[str, float] | tuple[tuple[str, float] | dict[str, float], ...]
     if form == "one":
         trigger = one()
-    elif form == "list":
-        trigger = tuple(one() for _ in range(draw(st.integers(1, 3))))
+    elif form == "list":  # an empty list: no clause, never a fold
+        trigger = tuple(one() for _ in range(draw(st.integers(0, 3))))
     else:
         clauses = []
         for _ in range(draw(st.integers(1, 2))):
@@ -106,7 +111,7 @@ def configs(draw: st.DrawFn) -> Config:
         keep = ("tokens", draw(st.integers(5, 150)))
     else:
         keep = ("fraction", draw(st.sampled_from(FRACTIONS[:5])))
-    return Config(trigger, keep, window)
+    return Config(trigger, keep, window, draw(st.sampled_from(SUMMARIZERS)))
 
 
 class FoldMachine(RuleBasedStateMachine):
@@ -148,6 +153,13 @@ class FoldMachine(RuleBasedStateMachine):
     def user(self, size: int) -> None:
         id = self.new_id("h")
         self.add(Message("human", id, text(id, size)))
+
+    @rule(size=st.integers(1, 20))
+    def orphaned_result(self, size: int) -> None:
+        """A tool result whose call is not in the conversation (the history was edited,
+        or restored from elsewhere): no kept tail may start with it."""
+        id = self.new_id("t")
+        self.add(Message("tool", id, text(id, size), answers=f"gone-{id}"))
 
     def token_thresholds(self) -> list[int]:
         """The counts the trigger's token and fraction thresholds sit at (the fraction's
@@ -220,7 +232,9 @@ class FoldMachine(RuleBasedStateMachine):
             fires_on_stale=self.trigger.fires(restored, model_count, self.config.window)
             and self.keep.cut(restored, model_count) > 0,
             summarizer_fails=summarizer_fails,
-            in_group=raw < len(before) and before[raw].kind == "tool",
+            in_group=raw < len(before)
+            and before[raw].kind == "tool"
+            and unit_start(before, raw) < raw,
         )
         # a statistic (--hypothesis-show-statistics): how often a boundary decides a step
         if step.fires and not replace(self.trigger, inclusive=False).fires(
@@ -374,3 +388,66 @@ def test_a_conversation_of_exactly_keep_tokens_is_not_folded() -> None:
     m = leading_tool_result(Config(("messages", 2), ("fraction", 0.1), 100))
     m.failed_model_call(summarizer_fails=False)
     assert [x.kind for x in m.model] == ["tool", "human"]
+
+
+def test_a_clause_that_fails_does_not_stop_the_next() -> None:
+    """``trigger=[("tokens", 100), ("messages", 3)]``: three short messages fold, on the
+    second clause, though the first does not hold."""
+    m = program(Config((("tokens", 100), ("messages", 3)), ("messages", 1), None))
+    m.user(2)
+    m.user(2)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["human", "human"]
+    m.user(2)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary", "human"]
+
+
+def test_an_empty_trigger_never_folds() -> None:
+    """``trigger=[]``: no clause, so no fold, however long the conversation."""
+    m = program(Config((), ("messages", 1), None))
+    for _ in range(20):
+        m.user(40)
+    m.failed_model_call(summarizer_fails=False)
+    assert len(m.model) == 20 and m.model[0].kind == "human"
+
+
+def test_a_newest_message_larger_than_the_tail_is_kept_alone() -> None:
+    """``keep=("tokens", 5)``: of two 10-token messages none fits the tail, and the newest
+    is kept all the same; one message is never folded."""
+    m = program(Config(("messages", 1), ("tokens", 5), None))
+    m.user(10)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["human"]
+    m.user(10)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary", "human"]
+
+
+def test_a_cut_on_an_orphaned_result_moves_past_it() -> None:
+    """``keep=("messages", 2)`` lands on a tool result whose call is not in the
+    conversation, after a model message that asked for another tool: the cut moves
+    forward past the orphan (never back to that model message), and only the newest
+    question is kept."""
+    m = program(Config(("messages", 6), ("messages", 2), None))
+    m.user(3)
+    m.model_call(summarizer_fails=False, calls=1, size=3, reported=None)
+    m.user(3)
+    m.orphaned_result(3)
+    m.user(3)
+    assert [x.kind for x in m.model] == ["human", "ai", "tool", "human", "tool", "human"]
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary", "human"]
+
+
+@pytest.mark.skipif(not takes_summarizer(), reason="the release takes no summarizer (before 1.5)")
+def test_a_summarizer_function_is_sent_exactly_the_folded_messages() -> None:
+    """``summarizer=`` a function: it writes the summary of exactly what is folded, and
+    when it raises, the step fails and the conversation is as it was."""
+    m = program(Config(("messages", 3), ("messages", 1), None, "function"))
+    for _ in range(3):
+        m.user(3)
+    m.failed_model_call(summarizer_fails=True)
+    assert [x.kind for x in m.model] == ["human", "human", "human"]
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary", "human"]
