@@ -273,12 +273,29 @@ def _file_plan(gen: _Generation, root: Path, path: str) -> FilePlan:
         if not scope[id(func)]:
             _count_dead(gen, path, qual)
             continue
+        # counted even when its statement is left out, so that an exclusion never
+        # renumbers the ids of the same change after it
+        nth = _nth(fp, qual, mu, seen)
         rule = next((r for r in skip.get(qual, []) if r[0] <= mu.start[0] <= r[1]), None)
         if rule is not None:
             gen.excluded[rule[2]] = gen.excluded.get(rule[2], 0) + 1
             continue
-        fp.mutations.append((_operator_mutant(gen, fp, qual, mu, seen), mu))
+        fp.mutations.append((_operator_mutant(gen, fp, qual, mu, nth), mu))
     return fp
+
+
+def _key(fp: FilePlan, qual: str, mu: CtxMutation) -> tuple[str, ...]:
+    """What a mutant's id is a hash of: where it is and what it changes."""
+    original = fp.module.code_for_node(mu.original_node)
+    replacement = fp.module.code_for_node(mu.mutated_node)
+    return (fp.path, qual, mu.operator, original.strip(), replacement.strip())
+
+
+def _nth(fp: FilePlan, qual: str, mu: CtxMutation, seen: dict[tuple[str, ...], int]) -> int:
+    """How many of the function's mutants so far, this one included, make this change."""
+    key = _key(fp, qual, mu)
+    seen[key] = seen.get(key, 0) + 1
+    return seen[key]
 
 
 def _count_dead(gen: _Generation, path: str, qual: str) -> None:
@@ -291,16 +308,16 @@ def _count_dead(gen: _Generation, path: str, qual: str) -> None:
 
 
 def _operator_mutant(
-    gen: _Generation, fp: FilePlan, qual: str, mu: CtxMutation, seen: dict[tuple[str, ...], int]
+    gen: _Generation, fp: FilePlan, qual: str, mu: CtxMutation, nth: int
 ) -> Mutant:
     """The mutant of one operator mutation, its id stable across runs: a hash of where
-    it is and what it changes, and of how many the same ones came before it (``seen``)."""
+    it is and what it changes, and of how many the same ones came before it in its
+    function, those in statements left out included (``nth``)."""
     path, module = fp.path, fp.module
     original = module.code_for_node(mu.original_node)
     replacement = module.code_for_node(mu.mutated_node)
-    key = (path, qual, mu.operator, original.strip(), replacement.strip())
-    seen[key] = seen.get(key, 0) + 1
-    digest = hashlib.sha256("\x00".join([*key, str(seen[key])]).encode()).hexdigest()[:12]
+    key = _key(fp, qual, mu)
+    digest = hashlib.sha256("\x00".join([*key, str(nth)]).encode()).hexdigest()[:12]
     return Mutant(
         id=stable_id(path, qual, mu.kind, mu.operator, digest),
         target=gen.target,

@@ -127,3 +127,21 @@ def test_gitreins_loop_is_in_scope_on_every_version() -> None:
     # the loop's statement exclusions apply under both names
     for plan in (old, new):
         assert any(r.startswith("building the first task prompt") for r in plan.excluded)
+
+
+SHARED_OPERATOR = """
+def _loop(n):
+    label = "x" if n is not None else "y"
+    return n is not None
+"""
+
+
+def test_an_exclusion_does_not_renumber_the_mutants_after_it(tmp_path: Path) -> None:
+    """A mutant's id counts the same change before it in its function, those in a
+    statement left out included: excluding one never renames the reviewed ids after it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    excluded = toy_plan(tmp_path / "a", SHARED_OPERATOR)
+    kept = toy_plan(tmp_path / "b", SHARED_OPERATOR.replace("label = ", "tag = "))
+    after = {m.id for m in kept.mutants if m.line == 4}
+    assert after and after <= {m.id for m in excluded.mutants}
