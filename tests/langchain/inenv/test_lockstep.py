@@ -390,10 +390,15 @@ def test_a_conversation_of_exactly_keep_tokens_is_not_folded() -> None:
     assert [x.kind for x in m.model] == ["tool", "human"]
 
 
-def test_a_clause_that_fails_does_not_stop_the_next() -> None:
-    """``trigger=[("tokens", 100), ("messages", 3)]``: three short messages fold, on the
-    second clause, though the first does not hold."""
-    m = program(Config((("tokens", 100), ("messages", 3)), ("messages", 1), None))
+@pytest.mark.parametrize(
+    "trigger",
+    [(("tokens", 100), ("messages", 3)), (("messages", 10), ("tokens", 6))],
+    ids=["tokens-then-messages", "messages-then-tokens"],
+)
+def test_a_clause_that_fails_does_not_stop_the_next(trigger: tuple[tuple[str, float], ...]) -> None:
+    """A list of two clauses whose first does not hold: three 2-token messages fold, on
+    the second clause (three messages, or six tokens); two do not."""
+    m = program(Config(trigger, ("messages", 1), None))
     m.user(2)
     m.user(2)
     m.failed_model_call(summarizer_fails=False)
@@ -451,3 +456,14 @@ def test_a_summarizer_function_is_sent_exactly_the_folded_messages() -> None:
     assert [x.kind for x in m.model] == ["human", "human", "human"]
     m.failed_model_call(summarizer_fails=False)
     assert [x.kind for x in m.model] == ["summary", "human"]
+
+
+def test_an_orphaned_result_as_the_newest_message_is_folded() -> None:
+    """``keep=("messages", 1)`` lands on the newest message, a tool result whose call is
+    not in the conversation: it moves past it to the end, and everything is folded."""
+    m = program(Config(("messages", 3), ("messages", 1), None))
+    m.user(3)
+    m.user(3)
+    m.orphaned_result(3)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary"]
