@@ -194,21 +194,7 @@ class Library:
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-            cmd = [
-                sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                "--only-binary", ":all:", "--disable-pip-version-check",
-                "-d", tmp, f"{self.dist}=={version}",
-            ]  # fmt: skip
-            proc = uvenv.run(cmd)
-            wheels = [
-                w for w in Path(tmp).glob("*.whl") if w.name.lower().startswith(self.wheel_name)
-            ]
-            if proc.returncode != 0 or not wheels:
-                lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
-                reason = lines[0].removeprefix("ERROR: ") if lines else proc.stderr.strip()[-200:]
-                raise TargetError(
-                    f"{self.name}: no published version {version!r} could be fetched ({reason})"
-                )
+            wheels = self._fetch(version, "--only-binary", "*.whl", Path(tmp), "published version")
             unpacked = Path(tmp) / "tree"
             with zipfile.ZipFile(wheels[0]) as zf:
                 zf.extractall(unpacked)
@@ -221,6 +207,27 @@ class Library:
                 shutil.rmtree(dest)
             unpacked.rename(dest)
         return dest
+
+    def _fetch(self, version: str, binary: str, glob: str, tmp: Path, what: str) -> list[Path]:
+        """pip downloads the release's one archive (``binary`` ``:all:``: its wheel, or
+        its sdist) into ``tmp``, checked against the index's hash; the archives of this
+        distribution found there. None found is a :class:`TargetError` naming ``what``."""
+        cmd = [
+            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+            binary, ":all:", "--disable-pip-version-check",
+            "-d", str(tmp), f"{self.dist}=={version}",
+        ]  # fmt: skip
+        proc = uvenv.run(cmd)
+        found = [
+            a
+            for a in tmp.glob(glob)
+            if re.sub(r"[-_.]+", "_", a.name).lower().startswith(self.wheel_name)
+        ]
+        if proc.returncode != 0 or not found:
+            lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
+            reason = lines[0].removeprefix("ERROR: ") if lines else proc.stderr.strip()[-200:]
+            raise TargetError(f"{self.name}: no {what} {version!r} could be fetched ({reason})")
+        return found
 
     # ------------------------------------------------------------ environments
 
@@ -282,23 +289,9 @@ class Library:
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-            cmd = [
-                sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                "--no-binary", ":all:", "--disable-pip-version-check",
-                "-d", tmp, f"{self.dist}=={version}",
-            ]  # fmt: skip
-            proc = uvenv.run(cmd)
-            archives = [
-                a
-                for a in Path(tmp).glob("*.tar.gz")
-                if re.sub(r"[-_.]+", "_", a.name).lower().startswith(self.wheel_name)
-            ]
-            if proc.returncode != 0 or not archives:
-                lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
-                reason = lines[0].removeprefix("ERROR: ") if lines else proc.stderr.strip()[-200:]
-                raise TargetError(
-                    f"{self.name}: no sdist of version {version!r} could be fetched ({reason})"
-                )
+            archives = self._fetch(
+                version, "--no-binary", "*.tar.gz", Path(tmp), "sdist of version"
+            )
             with tarfile.open(archives[0]) as tf:
                 tf.extractall(Path(tmp) / "x", filter="data")
             tops = [p for p in (Path(tmp) / "x").iterdir() if p.is_dir()]
