@@ -24,12 +24,17 @@ An entry holds what the step returned and the files it wrote under the target's
 report folder (the fix audit's patches, ``mutation.json``/``.md``); reusing it writes
 them back, only inside that folder. Entries are JSON (a property phase's
 :class:`TargetReport` as its fields, a mutation run as its exit code and output; files
-base64), written atomically, with the sha256 of their canonical JSON beside the content.
-An entry is read only when it parses, its digest matches, its value has the step's shape
-(the report's field types; a mutation exit code that is a verdict, 0 or 1) and its
-files stay inside the report folder; anything else is a miss, said in one line on
-stderr. A missing entry is a silent miss, so a stale entry is never read: any part of
-the key that changes gives another key.
+base64), written atomically, with the sha256 of their canonical JSON beside the content
+(the file keeps the value's own order: a reused report lists its properties as a fresh
+one does). An entry is read only when it parses, its digest matches, its value has the
+step's shape (the report's field types; a mutation exit code that is a verdict, 0 or 1),
+it was made for the request (the report's target, version, seed and profile, the
+mutation report's target and version: an entry copied under another key, its digest
+made to match, is not another version's result), every patch its report links is among
+its files, and its files stay inside the report folder; anything else is a miss, said
+in one line on stderr. A missing entry is a silent miss, so a stale entry is never read:
+any part of the key that changes gives another key. An entry that cannot be written (a
+full or read-only disk) is not stored, said in one line: the step's verdict stands.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ctxaudit import atomic, targets
+from ctxaudit import atomic, fix_patches, targets
 from ctxaudit.digest import suite_digest, tree_digest
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.profiles import PROFILES
@@ -342,9 +347,20 @@ class StepCache:
                 f"ctxaudit: step {step} not cached: its result is not JSON ({exc})", file=sys.stderr
             )
             return
-        atomic.write_bytes(
-            self._path(key), _canonical({"format": ENTRY_FORMAT, **content, "digest": digest})
-        )
+        # the digest is over the canonical (sorted) JSON; the file keeps the value's order
+        text = json.dumps(
+            {"format": ENTRY_FORMAT, **content, "digest": digest},
+            separators=(",", ":"),
+            ensure_ascii=True,
+        ).encode()
+        try:
+            atomic.write_bytes(self._path(key), text)
+        except OSError as exc:  # the step ran and its verdict stands; only reuse is lost
+            print(
+                f"ctxaudit: step {step} not cached: cannot write {self._path(key)} "
+                f"({exc.strerror or exc})",
+                file=sys.stderr,
+            )
 
 
 def collect(folder: Path, names: Sequence[str]) -> dict[str, bytes]:
@@ -388,6 +404,41 @@ def restore(folder: Path, files: dict[str, bytes], clear: Sequence[str] = ()) ->
         atomic.write_bytes(folder / rel, data)
 
 
+def _same_request(made: dict[str, Any], request: dict[str, Any]) -> None:
+    """Raise :class:`InvalidEntry` unless the entry was ``made`` for ``request`` (each
+    part the request names)."""
+    differs = {k: made.get(k) for k, v in request.items() if made.get(k) != v}
+    if differs:
+
+        def shown(d: dict[str, Any]) -> str:
+            return ", ".join(f"{k} {d.get(k)}" for k in request)
+
+        raise InvalidEntry(f"made for {shown(made)}, not {shown(request)}")
+
+
+def mutation_made_for(files: dict[str, bytes]) -> dict[str, Any]:
+    """The target and version a stored mutation run's ``mutation.json`` is of."""
+    try:
+        config = json.loads(files["mutation.json"])["config"]
+        return {"target": config["target"], "version": config["version"]}
+    except (KeyError, TypeError, ValueError):
+        raise InvalidEntry("it holds no readable mutation.json naming its target") from None
+
+
+def missing_patches(report: Any, files: dict[str, bytes]) -> list[str]:
+    """The patches ``report`` (a ``TargetReport``) links that ``files`` (a version
+    folder's, as the step cache holds them) lack: a shared patch
+    (``../<target>-fixes/<name>``) is held as ``fixes/<name>``, a version's own as its
+    path."""
+    missing = []
+    for link in fix_patches.links(report.fixes, report.fixed):
+        parts = PurePosixPath(link).parts
+        held = f"{fix_patches.STAGING}/{parts[-1]}" if parts[:1] == ("..",) else link
+        if held not in files:
+            missing.append(link)
+    return missing
+
+
 #: the files of a target's report folder each step writes (besides findings.json/.md,
 #: written again from the reused report)
 PROPERTY_FILES = ("fixes",)
@@ -404,6 +455,9 @@ class StepCaches:
         self._targets: dict[str, str] = {}
         self.reused = {"properties": 0, "mutation": 0}
         self.ran = {"properties": 0, "mutation": 0}
+        #: key -> what it was computed for (target, version, and for a property phase
+        #: its seed and profile): an entry is reused only for that
+        self._requests: dict[str, dict[str, Any]] = {}
 
     @property
     def suite(self) -> str:
@@ -424,14 +478,28 @@ class StepCaches:
             digest = self.target(target)
         except Exception:  # a target that does not resolve: the run itself reports why
             return None
-        return properties_key(digest, self.suite, profile, seed, fixed_seeds, fixes)
+        key = properties_key(digest, self.suite, profile, seed, fixed_seeds, fixes)
+        if key is not None:
+            self._requests[key] = {
+                "target": target.kind, "version": target.version, "seed": seed, "profile": profile,
+            }  # fmt: skip
+        return key
 
     def reuse_properties(
         self, key: str | None, target: Described, out: Path
     ) -> TargetReport | None:
         from ctxaudit.audit import write_reports
 
-        entry = self._valid(key, "properties", out / target.label, report_from_json)
+        request = self._request(key, target)
+
+        def read(value: Any) -> TargetReport:
+            report = report_from_json(value)
+            made = {"target": report.target, "version": report.version,
+                    "seed": report.seed, "profile": report.profile}  # fmt: skip
+            _same_request(made, request)
+            return report
+
+        entry = self._valid(key, "properties", out / target.label, read)
         if entry is None:
             return None
         report: TargetReport = entry[0]
@@ -453,6 +521,10 @@ class StepCaches:
             return None
         try:
             value = read(entry["value"])
+            if step == "properties":
+                missing = missing_patches(value, entry["files"])
+                if missing:
+                    raise InvalidEntry(f"its report links patches it does not hold: {missing}")
             for rel in entry["files"]:
                 why = unsafe_path(folder, rel)
                 if why is not None:
@@ -469,6 +541,11 @@ class StepCaches:
         if report.exit_status in (0, 1) and report.tests and not report.unchecked:
             label = f"{report.target}-{report.version}"
             files = collect(out / label, PROPERTY_FILES)
+            missing = missing_patches(report, files)
+            if missing:  # reused, the report would link files that are not there
+                print(f"ctxaudit: step properties of {label} not cached: the patches its "
+                      f"report links are missing: {missing}", file=sys.stderr)  # fmt: skip
+                return
             self.store.put(key, report_to_json(report), files, step="properties")
 
     def mutation_key(
@@ -485,15 +562,30 @@ class StepCaches:
             digest = self.target(target)
         except Exception:
             return None
-        return mutation_key(digest, self.suite, other_sample, peer, findings, only, fixes)
+        key = mutation_key(digest, self.suite, other_sample, peer, findings, only, fixes)
+        self._requests[key] = {"target": target.kind, "version": target.version}
+        return key
+
+    def _request(self, key: str | None, target: Described) -> dict[str, Any]:
+        """What an entry under ``key`` must have been made for: the request its key was
+        computed for, at least the target version reused."""
+        known = self._requests.get(key or "")
+        return dict(known) if known else {"target": target.kind, "version": target.version}
 
     def reuse_mutation(
         self, key: str | None, target: Described, out: Path
     ) -> tuple[int, str] | None:
-        entry = self._valid(key, "mutation", out / target.label, mutation_from_json)
+        request = self._request(key, target)
+        folder = out / target.label
+        entry = self._valid(key, "mutation", folder, mutation_from_json)
         if entry is None:
             return None
         (code, output), files = entry
+        try:
+            _same_request(mutation_made_for(files), request)
+        except InvalidEntry as exc:
+            _warn(self.store._path(key or ""), str(exc))
+            return None
         restore(out / target.label, files)
         self.reused["mutation"] += 1
         return code, output

@@ -272,6 +272,8 @@ def test_a_corrupt_verdict_entry_is_a_miss_and_the_mutant_runs_again(
 
 TARGET = Described("ledger", "", "0.1.0")
 KEY = "ab" * 32
+#: what a mutation run's mutation.json says of the version it mutated
+MUTATION_JSON = {"config": {"target": "ledger", "version": "0.1.0"}}
 
 
 def step_entry(directory: Path) -> Path:
@@ -328,6 +330,7 @@ def test_a_corrupt_step_entry_is_a_miss_and_writes_nothing_outside(
     out = tmp_path / "out"
     folder = out / TARGET.label
     folder.mkdir(parents=True)
+    (folder / "mutation.json").write_text(json.dumps(MUTATION_JSON))
     (folder / "mutation.md").write_text("gate FAILS\n")
     steps.store_mutation(KEY, 1, "mutation gate FAILED", TARGET, out)
     path = step_entry(tmp_path / "steps")
@@ -440,3 +443,146 @@ def test_a_crashed_mutation_run_is_not_a_verdict_and_is_not_stored(
     steps.store_mutation(KEY, code, output, target, tmp_path / "audit")
     assert not list((tmp_path / "steps").rglob("*.json"))
     assert steps.reuse_mutation(KEY, target, tmp_path / "audit") is None
+
+
+# -- an entry used only for what it was made for -------------------------------------
+
+
+def a_report(**change: Any) -> Any:
+    """A ledger report as a property phase leaves it: its properties in the target's
+    order (S1 ... S9, C1: not sorted), a fix whose patch the report links."""
+    from ctxaudit import targets
+    from ctxaudit.target_report import TargetReport
+
+    props = list(targets.get("ledger").properties)
+    rep = TargetReport(
+        target="ledger", version="0.1.0", spec="", profile="ci", seed=1, elapsed_s=2.0,
+        exit_status=0, verdicts={p: "holds" for p in props},
+        known=[{"id": "L-1", "property": "S1", "summary": "x", "region": "r", "repro": "t",
+                "registered": True, "affects": False}],
+        tests=[{"nodeid": "t", "properties": props, "outcome": "passed"}],
+        fixed={"applied": [], "combined_patch": "", "verdicts": {p: "holds" for p in props},
+               "findings": [], "ok": True, "seeds": [1], "left_out": [], "elapsed_s": 1.0},
+    )  # fmt: skip
+    for name, value in change.items():
+        setattr(rep, name, value)
+    return rep
+
+
+def move_entry(steps: Path, old: str, new: str) -> Path:
+    """The entry stored under ``old`` copied under ``new``, its key and digest made to
+    match (as a careful hand, or a bug, would)."""
+    data = json.loads((steps / old[:2] / f"{old}.json").read_text())
+    data["key"] = new
+    reseal(data)
+    path = steps / new[:2] / f"{new}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.fault("foreign-step-entry")
+@pytest.mark.parametrize("other", ["seed", "profile", "version", "target"])
+def test_a_property_entry_is_used_only_for_what_it_was_made_for(
+    other: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = result_cache.StepCaches(True, result_cache.StepCache(tmp_path / "steps"))
+    made = steps.properties_key(TARGET, "ci", 1, ())
+    assert made is not None
+    steps.store_properties(made, a_report(), tmp_path / "out")
+    wanted, target = "cd" * 32, TARGET
+    if other == "seed":
+        wanted = steps.properties_key(TARGET, "ci", 2, ()) or ""
+    elif other == "profile":
+        wanted = steps.properties_key(TARGET, "thorough", 1, ()) or ""
+    elif other == "version":
+        target = Described("ledger", "", "0.2.0")
+    else:
+        target = Described("gitreins", "", "0.1.0")
+    path = move_entry(tmp_path / "steps", made, wanted)
+    capsys.readouterr()
+    assert steps.reuse_properties(wanted, target, tmp_path / "out") is None, other
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "made for" in lines[0], lines
+    assert not list((tmp_path / "out").rglob("findings.*")), "a report was written"
+    # the entry under its own key is still reused for its own request
+    assert steps.reuse_properties(made, TARGET, tmp_path / "out") is not None
+
+
+@pytest.mark.fault("foreign-step-entry")
+def test_a_mutation_entry_is_used_only_for_its_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = result_cache.StepCaches(True, result_cache.StepCache(tmp_path / "steps"))
+    out = tmp_path / "out"
+    (out / TARGET.label).mkdir(parents=True)
+    (out / TARGET.label / "mutation.json").write_text(json.dumps(MUTATION_JSON))
+    steps.store_mutation(KEY, 0, "mutation gate passes", TARGET, out)
+    other = Described("ledger", "", "0.2.0")
+    path = move_entry(tmp_path / "steps", KEY, "cd" * 32)
+    capsys.readouterr()
+    assert steps.reuse_mutation("cd" * 32, other, out) is None
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "made for" in lines[0], lines
+    assert not (out / other.label).exists(), "another version's report was restored"
+    assert steps.reuse_mutation(KEY, TARGET, out) == (0, "mutation gate passes")
+
+
+@pytest.mark.fault("reused-report-order")
+def test_a_reused_report_is_the_fresh_one_byte_for_byte(tmp_path: Path) -> None:
+    from ctxaudit.audit import write_reports
+
+    steps = result_cache.StepCaches(True, result_cache.StepCache(tmp_path / "steps"))
+    fresh, again = tmp_path / "fresh", tmp_path / "again"
+    rep = a_report()
+    write_reports(rep, fresh)
+    key = steps.properties_key(TARGET, "ci", 1, ())
+    steps.store_properties(key, rep, fresh)
+    assert steps.reuse_properties(key, TARGET, again) is not None
+    for name in ("findings.json", "findings.md"):
+        ours = (again / TARGET.label / name).read_bytes()
+        assert ours == (fresh / TARGET.label / name).read_bytes(), name
+
+
+@pytest.mark.fault("step-cache-missing-patch")
+def test_an_entry_whose_report_links_a_missing_patch_is_never_stored_or_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxaudit import fix_patches
+
+    steps = result_cache.StepCaches(True, result_cache.StepCache(tmp_path / "steps"))
+    out = tmp_path / "out"
+    folder = out / TARGET.label
+    folder.mkdir(parents=True)
+    link = fix_patches.write(out, "ledger", "L-1", "--- a\n+++ b\n")
+    rep = a_report(fixes=[{"id": "L-1", "status": "fix verified", "patch": link}])
+    key = steps.properties_key(TARGET, "ci", 1, ())
+    (out / "ledger-fixes" / Path(link).name).unlink()  # gone (another audit pruned it)
+    with fix_patches.staged(rep, folder):
+        steps.store_properties(key, rep, out)
+    err = capsys.readouterr().err
+    assert "not cached" in err and link in err, err
+    assert not list((tmp_path / "steps").rglob("*.json")), "a report with a dead link was cached"
+    # stored whole, then a patch dropped from the entry (its digest made to match)
+    fix_patches.write(out, "ledger", "L-1", "--- a\n+++ b\n")
+    with fix_patches.staged(rep, folder):
+        steps.store_properties(key, rep, out)
+    path = the_entry(tmp_path / "steps")
+    sealed(lambda d: d["files"].clear())(path, tmp_path)
+    capsys.readouterr()
+    assert steps.reuse_properties(key, TARGET, tmp_path / "elsewhere") is None
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "links patches it does not hold" in lines[0], lines
+
+
+@pytest.mark.fault("step-cache-unwritable")
+def test_a_cache_that_cannot_be_written_costs_the_reuse_not_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "steps"
+    store.write_text("a file where the cache folder should be")
+    steps = result_cache.StepCaches(True, result_cache.StepCache(store))
+    steps.store_properties(KEY, a_report(), tmp_path / "out")
+    steps.store_mutation(KEY, 1, "mutation gate FAILS", TARGET, tmp_path / "out")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and all("not cached" in ln for ln in lines), lines
