@@ -8,7 +8,11 @@ refers to it by a link relative to the version's folder
 (``../<target>-fixes/<name>-<digest>.patch``): identical text, one file.
 
 A patch no report refers to any more (a fix that changed) is removed by :func:`prune`,
-which the audit runs once every version is done.
+which the audit runs once every version is done. Two audits may share a report folder
+at once: a process claims each patch it writes (``<reports>/.ctxaudit-claims/<pid>-
+<start>/``) before writing it, and :func:`prune` keeps every patch a live process other
+than its own claimed (that process's report, which will link it, may not be written
+yet); the claims of processes that have ended are removed by the next prune.
 
 The audit's step cache keeps the files of a version's folder: :func:`staged` puts
 copies of the patches a report refers to in the version's ``fixes/`` while the cache
@@ -18,8 +22,10 @@ shared folder.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -32,6 +38,8 @@ from ctxaudit import atomic
 STAGING = "fixes"
 #: the digits of the text's sha256 in a patch's name
 DIGITS = 12
+#: where the processes writing into a report folder claim the patches they write
+CLAIMS = ".ctxaudit-claims"
 
 
 def folder(out_root: Path, target: str) -> Path:
@@ -49,6 +57,7 @@ def write(out_root: Path, target: str, name: str, text: str) -> str:
     """Write a patch of ``target``'s once (it is there already when another version
     wrote the same text); its link, relative to a version's report folder."""
     path = folder(out_root, target) / file_name(name, text)
+    _claim(out_root, path)  # before it is there: another audit's prune keeps it
     if not (path.is_file() and path.read_text() == text):
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(path, text)
@@ -103,6 +112,7 @@ def settle(report: Any, version_dir: Path) -> None:
         copy = version_dir / STAGING / Path(link).name
         if shared is None or not copy.is_file():
             continue
+        _claim(version_dir.parent, shared)
         shared.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_bytes(shared, copy.read_bytes())
         copy.unlink()
@@ -120,7 +130,8 @@ def clear_own(version_dir: Path) -> None:
 
 def prune(out_root: Path) -> list[Path]:
     """Remove the shared patches no report under ``out_root`` refers to (each target's
-    that has a report there); the files removed."""
+    that has a report there) and no other live process claimed; the files removed. This
+    process's claims go with it (its reports are written)."""
     referred: set[Path] = set()
     shared_dirs: set[Path] = set()
     for findings in out_root.glob("*/findings.json"):
@@ -136,14 +147,74 @@ def prune(out_root: Path) -> list[Path]:
             shared = _shared(findings.parent, link)
             if shared is not None:
                 referred.add(shared.resolve())
+    listed = {d: sorted(d.glob("*.patch")) for d in sorted(shared_dirs)}
+    # read after the listing: a patch listed was claimed before it was written
+    claimed = _claimed(out_root)
     removed = []
-    for shared_dir in sorted(shared_dirs):
-        for patch in sorted(shared_dir.glob("*.patch")):
-            if patch.resolve() not in referred:
-                patch.unlink()
+    for shared_dir, patches in listed.items():
+        for patch in patches:
+            if patch.resolve() not in referred | claimed:
+                patch.unlink(missing_ok=True)
                 removed.append(patch)
         _remove_if_empty(shared_dir)
+    shutil.rmtree(out_root / CLAIMS / _me(), ignore_errors=True)
+    _remove_if_empty(out_root / CLAIMS)
     return removed
+
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot; "" where that is unknown):
+    with its pid, what tells it from a later process given the same pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _me() -> str:
+    return f"{os.getpid()}-{_started(os.getpid())}"
+
+
+def _alive(writer: str) -> bool:
+    """The process a claims folder is named after (``<pid>-<start>``) is running."""
+    pid, _, start = writer.partition("-")
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return not start or _started(int(pid)) in ("", start)
+
+
+def _claim(out_root: Path, patch: Path) -> None:
+    """This process is about to write ``patch`` (a shared patch under ``out_root``)."""
+    mine = out_root / CLAIMS / _me() / patch.parent.name
+    mine.mkdir(parents=True, exist_ok=True)
+    (mine / patch.name).touch()
+
+
+def _claimed(out_root: Path) -> set[Path]:
+    """The shared patches the live processes other than this one claimed; the claims
+    of processes that have ended are removed."""
+    found: set[Path] = set()
+    claims = out_root / CLAIMS
+    if not claims.is_dir():
+        return found
+    for writer in sorted(claims.iterdir()):
+        if writer.name == _me():
+            continue
+        if not _alive(writer.name):
+            shutil.rmtree(writer, ignore_errors=True)
+            continue
+        with contextlib.suppress(OSError):  # it may end and remove them meanwhile
+            for claim in writer.glob("*/*.patch"):
+                found.add((out_root / claim.parent.name / claim.name).resolve())
+    return found
 
 
 def _remove_if_empty(path: Path) -> None:
