@@ -198,8 +198,11 @@ def run_target(
     judge(report, dict(kind.properties))
     # a tree ctxaudit could not drive at all has nothing a fix could be verified against
     drove = any(t["outcome"] == "passed" for t in tests)
-    if kind.fix_audit and drove and tests and os.environ.get("CTXAUDIT_FIXES") != "0":
-        run_fix_audit(target, report, out_root, phase("fixes"), fixed_seeds)
+    if kind.fix_audit and drove and tests:
+        # --no-fixes verifies no fix, but still tells which failures the known findings
+        # explain: what is new must not depend on whether the fixes are verified
+        only = os.environ.get("CTXAUDIT_FIXES") == "0"
+        run_fix_audit(target, report, out_root, phase("fixes"), fixed_seeds, only)
     write_reports(report, out_root)
     return report
 
@@ -210,9 +213,11 @@ def run_fix_audit(
     out_root: Path,
     ticker: Ticker | None = None,
     fixed_seeds: Sequence[int] = (),
+    attribution_only: bool = False,
 ) -> None:
     """The fix audit (``ctxaudit/fixaudit.py``): each fix verified, every property on
-    the fully fixed tree, each failure attributed. Each pytest run is its own process."""
+    the fully fixed tree, each failure attributed (``attribution_only``: only the
+    last). Each pytest run is its own process."""
     from ctxaudit.fixaudit import FixAuditOptions, fix_audit
 
     def run(
@@ -229,6 +234,7 @@ def run_fix_audit(
         list(kind.suites), dict(kind.properties), out_root / target.label, ticker,
         seeds=fixed_seeds, version_name=kind.fix_version(resolved),
         leave_out=lambda ids: kind.copy_env(resolved, ids), fixed_suites=kind.fixed_suites,
+        attribution_only=attribution_only,
     )  # fmt: skip
     fix_audit(report, resolved.root, run, options)
 

@@ -161,7 +161,11 @@ class FixAuditOptions:
     ``left_out``: the findings whose regions the run of the unfixed tree left out
     (default: every known finding that affects the version, as the audit's properties
     phase does); the replays of its failures leave out the same, and so does the
-    command that reruns an attribution."""
+    command that reruns an attribution.
+
+    ``attribution_only``: only tell the unfixed tree's failures known from new
+    (``--no-fixes``: :func:`attribute_failures`), so that the known/new split does not
+    depend on whether the fixes are verified; no fix is verified, no fully fixed tree."""
 
     suites: Sequence[str]
     props: Mapping[str, str]
@@ -173,6 +177,7 @@ class FixAuditOptions:
     leave_out: LeaveOut | None = None
     fixed_suites: Sequence[str] | None = None
     left_out: Sequence[str] | None = None
+    attribution_only: bool = False
 
 
 def fix_audit(report: TargetReport, root: Path, run: Runner, options: FixAuditOptions) -> None:
@@ -190,6 +195,9 @@ def fix_audit(report: TargetReport, root: Path, run: Runner, options: FixAuditOp
     A finding whose fix has, for this version, a form with a ``reason`` instead of
     edits cannot be fixed here: it is reported as "no fix" with that reason, and the
     fully fixed tree leaves out its region (only those; ``fixed["left_out"]``)."""
+    if options.attribution_only:
+        attribute_failures(report, root, run, options)
+        return
     started = time.monotonic()
     failures = list(report.findings)
     with tempfile.TemporaryDirectory(prefix="ctxaudit-fix-") as tmp:
@@ -201,6 +209,47 @@ def fix_audit(report: TargetReport, root: Path, run: Runner, options: FixAuditOp
         _blame(audit, fixed)
     _attribute_failures(audit, failures, owners, control)
     _record(audit, fixed, round(time.monotonic() - started, 1))
+
+
+def attribute_failures(
+    report: TargetReport, root: Path, run: Runner, options: FixAuditOptions
+) -> None:
+    """Only the attribution of the fix audit (``--no-fixes``): each failure of the
+    unfixed tree that a known finding's fix explains moves to ``report.attributed``, the
+    others stay new, by the same evidence as :func:`fix_audit` (the control, then each
+    single-fix tree). It stops trying fixes once every failure that reproduces on the
+    control has an owner, and verifies no fix: ``report.fixes`` and ``report.fixed``
+    stay empty, and no patch is written."""
+    failures = list(report.findings)
+    if not failures or not any(k["affects"] for k in report.known):
+        return
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-attribute-") as tmp:
+        audit = _start(report, root, run, options, Path(tmp), write_patches=False)
+        _single_fix_trees(audit)
+        control = _control(audit, failures)
+        owners = _first_owners(audit, failures, control)
+    _attribute_failures(audit, failures, owners, control)
+
+
+def _first_owners(audit: _FixAudit, failures: list[Finding], control: _Control) -> list[list[str]]:
+    """For each failure, the first finding whose fix alone makes its replay pass (among
+    those whose replay reproduced on the control). The fixes of findings on a failure's
+    properties are tried first; a failure with an owner is not replayed again."""
+    owners: list[list[str]] = [[] for _ in failures]
+    wanted = {p for f in failures for p in f.properties}
+    by_property = {k["id"]: set(str(k["property"]).split("/")) for k in audit.affecting}
+    order = sorted(audit.singles, key=lambda fid: not (by_property.get(fid, set()) & wanted))
+    for n, fid in enumerate(order, 1):
+        open_ = [i for i, f in enumerate(failures) if control.reproduces[i] and not owners[i]]
+        if not open_:
+            break
+        audit.tick(f"attribution {n}/{len(order)} {fid}")
+        tree = str(audit.singles[fid])
+        passed, _ = _replay(audit.run, tree, [failures[i] for i in open_], audit.env, [])
+        for i, ok in zip(open_, passed, strict=True):
+            if ok:
+                owners[i].append(fid)
+    return owners
 
 
 @dataclasses.dataclass
@@ -223,6 +272,7 @@ class _FixAudit:
     singles: dict[str, Path] = dataclasses.field(default_factory=dict)  # id -> its fix alone
     unfixable: list[str] = dataclasses.field(default_factory=list)  # a form with a reason
     patches: dict[str, str] = dataclasses.field(default_factory=dict)  # text -> its link
+    write_patches: bool = True  # False: attribution only, which links no patch
 
     def tick(self, text: str) -> None:
         if self.options.ticker:
@@ -232,6 +282,8 @@ class _FixAudit:
         """Write a patch of the version's (a fix's, or ``combined``) once for the target
         (``ctxaudit.fix_patches``); its link, relative to the version's report folder.
         A combined patch that is one fix's patch (one fix applied) is that fix's file."""
+        if not self.write_patches:
+            return ""
         if diff not in self.patches:
             out_root = self.options.out_dir.parent
             self.patches[diff] = fix_patches.write(out_root, self.report.target, name, diff)
@@ -259,7 +311,12 @@ class _FixedTree:
 
 
 def _start(
-    report: TargetReport, root: Path, run: Runner, options: FixAuditOptions, tmp: Path
+    report: TargetReport,
+    root: Path,
+    run: Runner,
+    options: FixAuditOptions,
+    tmp: Path,
+    write_patches: bool = True,
 ) -> _FixAudit:
     """The fix audit's options resolved (the registry's fixes, the version's name, the
     environment of the replays), and the patches an earlier run left in the version's
@@ -275,6 +332,7 @@ def _start(
     return _FixAudit(
         report, root, run, options, tmp, fixes, options.version_name or report.version,
         leave_out, unfixed_left_out, leave_out(unfixed_left_out), affecting,
+        write_patches=write_patches,
     )  # fmt: skip
 
 

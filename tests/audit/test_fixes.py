@@ -281,3 +281,27 @@ def test_a_regression_run_holds_its_finding_to_reproduce(tmp_path: Path) -> None
         FixAuditOptions(["suites"], {"P": "p", "Q": "q"}, tmp_path / "out", fixes={"X": FIX_X}),
     )
     assert envs and all(e.get("CTXAUDIT_FINDINGS_ASSUMED") == "X" for e in envs)
+
+
+def test_attribution_only_splits_known_from_new_as_the_fix_audit_does(tmp_path: Path) -> None:
+    """``--no-fixes`` (``attribution_only``): the same failures attributed to the same
+    findings as the whole fix audit, with no fix verified, no fully fixed tree, no patch;
+    and no fix is tried once every failure that can be attributed has its owner."""
+    fixes = {"X": FIX_X, "Y": NOT_APPLYING}
+    full = report(["X", "Y"])
+    props = {"P": "p", "Q": "q"}
+    fix_audit(full, tree(tmp_path), fake_runner([]),
+              FixAuditOptions(["suites"], props, tmp_path / "full", fixes=fixes))  # fmt: skip
+    calls: list[Any] = []
+    only = report(["X", "Y"])
+    options = FixAuditOptions(
+        ["suites"], props, tmp_path / "only" / "toy-0.3", fixes=fixes, attribution_only=True
+    )
+    fix_audit(only, tree(tmp_path / "again"), fake_runner(calls), options)
+    assert [(f.test, f.owners) for f in only.attributed] == [("test_p", ["X"])]
+    assert [(f.test, f.owners) for f in full.attributed] == [("test_p", ["X"])]
+    assert [f.test for f in only.findings] == [f.test for f in full.findings] == ["test_new"]
+    assert only.attributed[0].rerun == full.attributed[0].rerun
+    assert not only.fixes and not only.fixed and not (tmp_path / "only").exists()
+    # the control and X's tree; neither runs a regression test nor the suites
+    assert len(calls) == 2 and all("test_reg" not in c[1] and "suites" not in c[1] for c in calls)
