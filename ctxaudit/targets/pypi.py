@@ -265,9 +265,11 @@ class Library:
         out.update(
             PATH=os.pathsep.join([str(env.python.parent), os.environ.get("PATH", "")]),
             VIRTUAL_ENV=str(env.python.parent.parent),
-            PYTHONPATH=os.pathsep.join([str(tree.root), str(REPO_ROOT)]),
+            # the tree first; then ctxaudit's packages, and nothing else of its caller's
+            PYTHONPATH=os.pathsep.join([str(tree.root), *uvenv.import_roots()]),
             PYTHONPYCACHEPREFIX=str(env.root / "pycache"),
             PYTHONNOUSERSITE="1",
+            **uvenv.import_environ(),
             **{f"{self.env_prefix}_TREE": str(tree.root)},
             **{f"{self.env_prefix}_VERSION": tree.version},
         )

@@ -1,5 +1,6 @@
 """What every target built in its own environment shares: uv, ctxaudit's test pins,
-a lock between processes, a build step's command and the reason uv gives when it fails.
+a lock between processes, a build step's command, the reason uv gives when it fails,
+and what a child in such an environment needs on its path to import ctxaudit.
 
 A target's environment module (``lightspeed/env.py``, ``langchain/env.py``) says what
 goes into its environment; this module only runs uv and reads what it answers.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from ctxaudit import paths
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.base import TargetError
 
@@ -90,6 +93,45 @@ def inherited_environ() -> dict[str, str]:
     return {
         k: v for k, v in os.environ.items() if k.lower() not in PROXIES and k not in NOT_INHERITED
     }
+
+
+def import_roots() -> list[str]:
+    """The folders a child that runs in a target's environment needs on ``PYTHONPATH``
+    to import ctxaudit's packages (``ctxaudit``, ``model``, ``ledger``, ``mutation``,
+    ``tests``), and nothing else of this interpreter's environment.
+
+    In a checkout that is the checkout. An installed ctxaudit's root (its copy of the
+    suites) has no ``ctxaudit`` package: the installed one is in site-packages, beside
+    every other package of the caller's environment, so that folder is never put on
+    the path; a folder holding only a link to the ``ctxaudit`` package is
+    (:func:`ctxaudit_shim`)."""
+    if paths.IN_CHECKOUT:
+        return [str(REPO_ROOT)]
+    return [str(REPO_ROOT), str(ctxaudit_shim())]
+
+
+def import_environ() -> dict[str, str]:
+    """What a child that imports ctxaudit from :func:`import_roots` needs besides:
+    an installed build's home, so that the child finds the same copy of the suites
+    (without asking ``platformdirs``, which a target's environment does not have)."""
+    return {} if paths.IN_CHECKOUT else {"CTXAUDIT_HOME": str(paths.home())}
+
+
+def ctxaudit_shim() -> Path:
+    """A folder with only a link named ``ctxaudit`` to this installation's package, one
+    per installation (two environments may install different builds of one version)."""
+    package = paths.HERE
+    key = hashlib.sha256(str(package).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache"))
+    dest = cache / "ctxaudit-import" / key
+    dest.mkdir(parents=True, exist_ok=True)
+    link = dest / "ctxaudit"
+    if not link.is_symlink() or link.resolve() != package:
+        staged = dest / f".ctxaudit-{os.getpid()}"
+        staged.unlink(missing_ok=True)
+        staged.symlink_to(package, target_is_directory=True)
+        staged.replace(link)  # atomic: a concurrent child never sees no link
+    return dest
 
 
 def run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
