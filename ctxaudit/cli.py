@@ -4,6 +4,12 @@
                    [--out DIR] [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
                    [--jobs N] [--since REV] [--baseline FILE]
     ctxaudit baseline --target SPEC... --out FILE
+    ctxaudit test [PYTEST ARGS]          pytest over ctxaudit's suites (a report's reruns)
+    ctxaudit mutation run|merge [ARGS]   the mutation runner (a mutation report's replays)
+
+``test`` and ``mutation`` run in the root of ctxaudit's files (a checkout, or an
+installed build's copy of its suites), where the test paths a report prints are: they
+are what the commands a report prints run, in a checkout as ``bin/ctxaudit ...``.
 
 Each target version is audited once: targets that name the same version (``gitreins``
 and ``gitreins==X``, a range and a version inside it) run once, in the order first given.
@@ -81,7 +87,32 @@ def build_parser() -> argparse.ArgumentParser:
     _add_gate_options(audit)
     _add_baseline_command(sub)
     _add_attribute_command(sub)
+    for name, what in _PASSED_ON.items():
+        sub.add_parser(name, help=what, add_help=False)
     return parser
+
+
+#: the commands whose arguments are passed on whole, to pytest or the mutation runner
+_PASSED_ON = {
+    "test": "pytest over ctxaudit's suites, in the root of its files (PYTEST ARGS as "
+    "pytest takes them): what a report's rerun and replay commands run",
+    "mutation": "the mutation runner (run|merge ...; mutation/README.md), in the root of "
+    "ctxaudit's files: what a mutation report's replay commands run",
+}
+
+
+def _pass_on(command: str, args: list[str]) -> NoReturn:
+    """``ctxaudit test`` / ``ctxaudit mutation``: pytest, or the mutation runner, in this
+    interpreter, from the root of ctxaudit's files (where a report's test paths are and
+    ``model``, ``ledger``, ``mutation`` and ``tests`` import), as ``bin/ctxaudit`` runs
+    them in a checkout. The process becomes it: its exit code and signals are its own."""
+    from ctxaudit.paths import REPO_ROOT
+
+    module = "pytest" if command == "test" else "mutation"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(REPO_ROOT)
+    os.execv(sys.executable, [sys.executable, "-m", module, *args])
 
 
 def _add_audit_targets(audit: argparse.ArgumentParser) -> None:
@@ -295,6 +326,14 @@ def _check_file(option: str, path: Path | None) -> str | None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return f"{option} {path}: cannot make its folder ({exc.strerror or exc})"
+    # the file is written whole at the end (beside it, then renamed): its folder must
+    # take a new file, which only trying tells (/proc, a read-only mount, a full disk)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ctxaudit-probe-", dir=path.parent)
+    except OSError as exc:
+        return f"{option} {path}: its folder is not writable ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
     return None
 
 
@@ -325,6 +364,9 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     use_root()
+    given = sys.argv[1:] if argv is None else argv
+    if given and given[0] in _PASSED_ON:  # its options are pytest's or the runner's
+        _pass_on(given[0], given[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if isinstance(getattr(args, "out", None), Path):
@@ -335,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--other-sample must be in (0, 1]")
     if args.command == "attribute":
         from ctxaudit import audit as _audit
+
+        if _empty_spec([args.target]):
+            parser.error(str(_empty_spec([args.target])))
 
         return _audit.run_attribute(
             _audit.AttributeRequest(
@@ -399,15 +444,16 @@ def _audit_options(
     if not fixes and args.mutate == "fixed":
         parser.error("--mutate fixed mutates the fix audit's fully fixed tree: not with "
                      "--no-fixes (or --since without --fixes)")  # fmt: skip
-    found = _resolve_targets(args)
-    chosen = unique(found)
-    why = (
-        check_out(args.out)
+    why = (  # before any target is resolved (a download, an environment built)
+        _empty_spec(args.target or [])
+        or check_out(args.out)
         or _check_file("--junit-xml", args.junit_xml)
         or _check_file("--sarif", args.sarif)
     )
     if why is not None:
         raise _CannotStart(why)
+    found = _resolve_targets(args)
+    chosen = unique(found)
     changed = _changed_since(chosen, args.since) if args.since else {}
     if len(chosen) < len(found):
         print(f"ctxaudit: {len(found) - len(chosen)} target(s) given twice: each version "
@@ -419,6 +465,16 @@ def _audit_options(
         changed=changed, baseline=baseline, junit_xml=args.junit_xml, sarif=args.sarif,
         command="ctxaudit " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
     )  # fmt: skip
+
+
+def _empty_spec(specs: list[str]) -> str | None:
+    """Why a ``--target`` given empty is refused (None when none is): a target's
+    resolver reads an empty spec as its pinned release, so it would audit a target
+    nobody named."""
+    for spec in specs:
+        if not spec.strip():
+            return f"--target {spec!r}: an empty spec names no target"
+    return None
 
 
 def _load_baseline(path: Path | None) -> Baseline | None:
@@ -554,7 +610,7 @@ class _AuditRun:
     cache and clock, and what it found so far."""
 
     options: AuditOptions
-    seed: int | None
+    seed: int
     show: Progress
     steps: StepCaches
     clock: AuditTime
@@ -583,6 +639,12 @@ def _run_audit(options: AuditOptions) -> int:
     return _finish(run, accepted)
 
 
+#: the seed a run under a derandomized profile (``ci``) reports when none is given:
+#: each test draws the examples its own code fixes, as under the mutation runner's seed
+#: 0; ``--seed 0`` reruns them (a report never says it used no seed)
+DERANDOMIZED = 0
+
+
 def _start_run(options: AuditOptions) -> _AuditRun:
     """The audit's first line (versions, profile, seed, mutation), its seed, and the
     status line, step cache and clock it keeps."""
@@ -592,9 +654,13 @@ def _start_run(options: AuditOptions) -> _AuditRun:
 
     chosen = options.targets
     seed = audit.pick_seed(options.profile, options.seeds[0] if options.seeds else None)
+    said = f"seed {seed}"
+    if seed is None:  # a derandomized profile: what the run draws, said as a seed
+        seed = DERANDOMIZED
+        said = f"seed {seed} (profile {options.profile} is derandomized)"
     fixed_seeds = options.seeds[1:]
     print(
-        f"ctxaudit: {len(chosen)} target version(s), profile {options.profile}, seed {seed}, "
+        f"ctxaudit: {len(chosen)} target version(s), profile {options.profile}, {said}, "
         + (f"fixed trees also under seeds {fixed_seeds}, " if fixed_seeds else "")
         + f"mutation {'on' if options.mutation else 'off'}",
         flush=True,
@@ -904,8 +970,9 @@ def _write_baseline(args: argparse.Namespace) -> int:
 
     from ctxaudit.baseline import write
 
-    if args.out.is_dir():
-        print(f"ctxaudit: --out {args.out}: a folder, not a file", file=sys.stderr)
+    why = _check_file("--out", args.out)
+    if why is not None:
+        print(f"ctxaudit: {why}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="ctxaudit-baseline-") as tmp:
         argv = ["audit", "--no-mutation", "--no-fixes", "--profile", args.profile, "--out", tmp]

@@ -392,17 +392,19 @@ def _shrink_cut_short(item: pytest.Item) -> str:
 
 
 def replay_command(item: pytest.Item, config: pytest.Config, blob: str) -> str:
-    """``bin/ctxaudit test NODEID [target options] --replay=BLOB``, with the profile
-    when it is not the default (the profile sets how many steps a program may take).
+    """``bin/ctxaudit test NODEID [target options] --replay=BLOB`` (``ctxaudit test``
+    installed: :func:`ctxaudit.replay.invocation`), with the profile when it is not the
+    default (the profile sets how many steps a program may take).
 
     A suite run as a child (``CTXAUDIT_REPLAY_COMMAND`` set by its parent test)
     replays through the parent's command, which forwards ``--replay``."""
     from ctxaudit import profiles
+    from ctxaudit.replay import invocation
 
     via = os.environ.get("CTXAUDIT_REPLAY_COMMAND")
     if via:  # a child run (a lightspeed-stack tree's environment): its parent's command
         return f"{via} --replay={blob}"
-    words = ["bin/ctxaudit", "test", item.nodeid]
+    words = [invocation(), "test", item.nodeid]
     for option in config.stash.get(_TARGET_OPTIONS_KEY, []):
         value = config.getoption(option, default="")
         if value:

@@ -70,6 +70,38 @@ class _Draws:
     runs: list[tuple[int, Any]] = field(default_factory=list)
 
 
+def invocation() -> str:
+    """How a printed ctxaudit command starts where this ctxaudit is: ``bin/ctxaudit`` in
+    a checkout (its bootstrap, run from the checkout's root), ``ctxaudit`` installed
+    (the entry point, from any folder; ``ctxaudit test`` and ``ctxaudit mutation`` run
+    in the installed build's copy of the suites, where a report's test paths are)."""
+    from ctxaudit.paths import IN_CHECKOUT
+
+    return "bin/ctxaudit" if IN_CHECKOUT else "ctxaudit"
+
+
+#: the checkout's ways of starting a command that the installed entry point spells its
+#: own way (``python -m mutation``: the mutation runner, not importable when installed)
+_CHECKOUT_FORMS = (("bin/ctxaudit ", ""), ("python -m mutation ", "mutation "))
+
+
+def printed(command: str) -> str:
+    """``command``, written as a checkout runs it (``bin/ctxaudit test ...``,
+    ``CTXAUDIT_FINDINGS=... bin/ctxaudit attribute ...``, ``python -m mutation run
+    ...``), as it runs where this ctxaudit is (:func:`invocation`). Leading
+    ``NAME=value`` assignments are kept; anything else is returned as it is."""
+    words = command.split(" ")
+    i = 0
+    while i < len(words) and re.match(r"^[A-Z_][A-Z0-9_]*=", words[i]):
+        i += 1
+    head, rest = " ".join(words[:i]), " ".join(words[i:])
+    for form, sub in _CHECKOUT_FORMS:
+        if rest.startswith(form):
+            rest = f"{invocation()} {sub}{rest.removeprefix(form)}"
+            break
+    return f"{head} {rest}" if head else rest
+
+
 def parse_blob(reproduction: str) -> tuple[str, str] | None:
     """(version, blob literal) of the first ``@reproduce_failure`` in a report's text."""
     m = BLOB_RE.search(reproduction)

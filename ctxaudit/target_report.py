@@ -53,6 +53,14 @@ class TargetReport:
     # did not run); never findings
     unchecked: list[dict[str, Any]] = field(default_factory=list)
 
+    @staticmethod
+    def printed(command: str) -> str:
+        """A command the report prints, as it runs where this ctxaudit is (the reports
+        of an installed ctxaudit say ``ctxaudit ...``: :func:`ctxaudit.replay.printed`)."""
+        from ctxaudit.replay import printed
+
+        return printed(command)
+
     @property
     def ok(self) -> bool:
         """Every property holds. (Known findings count: a version they affect fails.)"""

@@ -19,6 +19,7 @@ from typing import Any
 
 from ctxaudit import targets
 from ctxaudit.profiles import parse_seed
+from ctxaudit.replay import invocation
 from mutation import MutationError, MutationResult, merge, run
 from mutation.catalogue import CatalogueError
 from mutation.options import RunOptions
@@ -184,8 +185,9 @@ def _target_spec(p: argparse.ArgumentParser, a: argparse.Namespace) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """``python -m mutation``'s parser: the ``run`` and ``merge`` commands."""
-    p = _Parser(prog="python -m mutation")
+    """``python -m mutation``'s parser (``ctxaudit mutation``): the ``run`` and ``merge``
+    commands."""
+    p = _Parser(prog=f"{invocation()} mutation")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     r = sub.add_parser("run", help="mutate a target and run its suite against every mutant")
     r.add_argument("--target", required=True, choices=[t.name for t in targets.mutated()])

@@ -270,3 +270,116 @@ def test_every_entry_point_refuses_the_same_bad_seeds(text: str) -> None:
         with pytest.raises(SystemExit) as exc:
             run()
         assert exc.value.code == 2
+
+
+# -- what is checked before any work, and what a run says it used ----------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--junit-xml", "/proc/ctxaudit-junit.xml"), "--junit-xml /proc/ctxaudit-junit.xml"),
+        (("--sarif", "/proc/ctxaudit.sarif"), "--sarif /proc/ctxaudit.sarif"),
+        (("--target", ""), "--target '': an empty spec names no target"),
+        (("--target", "  "), "--target '  ': an empty spec names no target"),
+    ],
+    ids=["junit-xml", "sarif", "empty-target", "blank-target"],
+)
+def test_bad_report_files_and_empty_targets_are_refused_before_anything_runs(
+    audit_toy: Callable[..., Run], args: tuple[str, ...], says: str, tmp_path: Path
+) -> None:
+    run = audit_toy("1.0", args=args)
+    code, stdout, stderr = run.finish(within=120)
+    assert code == 2, f"{stdout}\n{stderr}"
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], stderr
+    assert "target version(s)" not in stdout  # nothing ran
+    assert not (tmp_path / "steps").exists()
+
+
+def test_a_baseline_that_cannot_be_written_is_refused_before_the_audit(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxaudit", "baseline", "--target", "ledger",
+         "--out", "/proc/ctxaudit-baseline.toml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--out /proc/ctxaudit-baseline.toml" in lines[0], proc.stderr
+    assert "target version(s)" not in proc.stdout  # the audit never started
+
+
+def test_attribute_refuses_an_empty_target() -> None:
+    from ctxaudit import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["attribute", "X", "--target", "", "--fix", "Y"])
+    assert exc.value.code == 2
+
+
+def test_a_run_under_a_derandomized_profile_prints_and_records_its_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --seed under ``ci``: the seed it draws its examples under (0, the profile's
+    derandomized examples) is printed and in the report, never None."""
+    import json
+
+    from ctxaudit import cli, result_cache, targets
+    from tests.faults.test_interrupt import SUITE, Toy
+
+    home = tmp_path / "toy"
+    home.mkdir()
+    (home / "test_toy.py").write_text(SUITE)
+    targets.register(Toy(home))
+    monkeypatch.setattr(result_cache, "CACHE_DIR", tmp_path / "steps")
+    monkeypatch.setenv("CTXAUDIT_FIXES", "0")
+    try:
+        got = cli.main(["audit", "--target", "toy==1.0", "--profile", "ci", "--no-mutation",
+                        "--out", str(tmp_path / "r")])  # fmt: skip
+    finally:
+        targets.unregister("toy")
+    out = capsys.readouterr().out
+    assert got == 0, out
+    assert "profile ci, seed 0 (profile ci is derandomized)" in out, out
+    report = json.loads((tmp_path / "r" / "toy-1.0" / "findings.json").read_text())
+    assert report["seed"] == 0
+    assert "seed `0`" in (tmp_path / "r" / "toy-1.0" / "findings.md").read_text()
+
+
+# -- the commands a report prints, where it prints them ---------------------------------
+
+
+def test_printed_commands_name_the_installed_entry_point_when_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxaudit import paths, replay
+
+    rerun = "CTXAUDIT_FINDINGS=none CTXAUDIT_PROFILE=ci bin/ctxaudit test 'tests/x.py::t' --s=1"
+    mutant = "python -m mutation run --target ledger --only 'm' --seed 0"
+    assert replay.printed(rerun) == rerun
+    assert replay.printed(mutant) == "bin/ctxaudit mutation run --target ledger --only 'm' --seed 0"
+    monkeypatch.setattr(paths, "IN_CHECKOUT", False)
+    assert replay.printed(rerun) == (
+        "CTXAUDIT_FINDINGS=none CTXAUDIT_PROFILE=ci ctxaudit test 'tests/x.py::t' --s=1"
+    )
+    assert replay.printed(mutant) == "ctxaudit mutation run --target ledger --only 'm' --seed 0"
+    assert replay.printed("pytest x") == "pytest x"
+
+
+@pytest.mark.parametrize(
+    ("words", "says"),
+    [
+        (["test", "--co", "-q", "tests/test_junit.py"], "tests/test_junit.py::"),
+        (["mutation", "run", "--help"], "mutation run [-h] --target"),
+    ],
+    ids=["test", "mutation"],
+)
+def test_test_and_mutation_run_from_any_folder(tmp_path: Path, words: list[str], says: str) -> None:
+    """``ctxaudit test`` and ``ctxaudit mutation`` run where the test paths a report
+    prints are (the root of ctxaudit's files), whatever the current folder."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxaudit", *words],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert says in proc.stdout, proc.stdout[-2000:]
