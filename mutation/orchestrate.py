@@ -19,16 +19,19 @@ and :func:`write_report`. ``--fix``'s tree is :mod:`mutation.fixed_tree`'s, ``me
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import json
 import os
 import shutil
+import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import FrameType
 from typing import Any, ParamSpec, TypeVar
 
 from ctxaudit import atomic
@@ -203,24 +206,95 @@ def run(
     t0 = time.monotonic()
     options, cfg = validate(target, options or RunOptions())
     i, n = options.shard or (1, 1)
+    sweep_stale_work()
     fixed_dir = engine.WORK / f"{target}-fixed-{i}of{n}.{os.getpid()}"
-    sel = select(target, tree_or_spec, cfg, options, fixed_dir)
     # one work folder per run, so two runs of the same target never share one; it is
-    # removed after a run that finished (kept on an error, or with CTXAUDIT_KEEP_WORK=1)
-    work = engine.WORK / f"{target}-{sel.found.version}-{i}of{n}.{os.getpid()}"
-    r = Run(target, tree_or_spec, options, cfg, sel, work)
-    cached = cached_verdicts(r)
-    modules = write_work_copy(r, cached.to_run)
-    setup = time.monotonic() - t0
-    announce(r, cached)
-    baseline, peer_doc = run_with_peer(r, cached.to_run, modules)
-    baseline = store_verdicts(r, cached, baseline)
-    doc = shard_doc(r, cached, baseline, peer_doc, (t0, setup))
-    res = write_report(doc, Path(out_dir), work, options.shard)
-    if not os.environ.get("CTXAUDIT_KEEP_WORK"):
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(fixed_dir, ignore_errors=True)
+    # removed after a run that finished and after an interrupted one (SIGINT, SIGTERM),
+    # kept on an error or with CTXAUDIT_KEEP_WORK=1 (marked, so no sweep removes it)
+    made = [fixed_dir]
+    try:
+        with _terminate_interrupts():
+            sel = select(target, tree_or_spec, cfg, options, fixed_dir)
+            work = engine.WORK / f"{target}-{sel.found.version}-{i}of{n}.{os.getpid()}"
+            made.append(work)
+            r = Run(target, tree_or_spec, options, cfg, sel, work)
+            cached = cached_verdicts(r)
+            modules = write_work_copy(r, cached.to_run)
+            setup = time.monotonic() - t0
+            announce(r, cached)
+            baseline, peer_doc = run_with_peer(r, cached.to_run, modules)
+            baseline = store_verdicts(r, cached, baseline)
+            doc = shard_doc(r, cached, baseline, peer_doc, (t0, setup))
+            res = write_report(doc, Path(out_dir), work, options.shard)
+    except KeyboardInterrupt:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    except BaseException as exc:
+        _keep(made, f"the run failed: {type(exc).__name__}: {exc}")
+        raise
+    if os.environ.get("CTXAUDIT_KEEP_WORK"):
+        _keep(made, "CTXAUDIT_KEEP_WORK is set")
+    else:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
     return res
+
+
+#: the file that marks a work folder kept on purpose (an error's evidence, or
+#: CTXAUDIT_KEEP_WORK): :func:`sweep_stale_work` leaves it
+KEPT = "KEPT"
+
+
+def _keep(folders: list[Path], why: str) -> None:
+    for folder in folders:
+        if folder.is_dir():
+            (folder / KEPT).write_text(why + "\n")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: running
+        return True
+    return True
+
+
+def sweep_stale_work() -> list[Path]:
+    """Remove the work folders (``<name>.<pid>``) of runs that are no longer running and
+    did not keep them on purpose (a run killed before it could remove its own); the
+    folders removed."""
+    removed = []
+    if not engine.WORK.is_dir():
+        return removed
+    for folder in sorted(engine.WORK.iterdir()):
+        pid = folder.suffix[1:]
+        if not (folder.is_dir() and pid.isdigit()) or (folder / KEPT).exists():
+            continue
+        if int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+@contextlib.contextmanager
+def _terminate_interrupts() -> Iterator[None]:
+    """SIGTERM, while it lasts, interrupts the run as SIGINT does (KeyboardInterrupt),
+    so that it removes its work folders; only in the main thread, where handlers run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def validate(target: str, options: RunOptions) -> tuple[RunOptions, TargetConfig]:
