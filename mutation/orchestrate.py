@@ -266,7 +266,7 @@ def sweep_stale_work() -> list[Path]:
     """Remove the work folders (``<name>.<pid>``) of runs that are no longer running and
     did not keep them on purpose (a run killed before it could remove its own); the
     folders removed."""
-    removed = []
+    removed: list[Path] = []
     if not engine.WORK.is_dir():
         return removed
     for folder in sorted(engine.WORK.iterdir()):
