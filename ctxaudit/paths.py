@@ -10,6 +10,12 @@ caches (``.cache/``) and the mutation runner's work copies.
 
 Nothing here touches ``sys.path``: only ctxaudit's own command line puts the root on it
 (:func:`use_root`), never a process it is imported into (the pytest plugin's).
+
+Importing this never fails on a home that cannot be used (``$CTXAUDIT_HOME`` a file, a
+folder that cannot be made, read-only): ``--version`` and ``--help`` need no home. A
+command that runs checks it first (:func:`home_problem`, :func:`require_home`): one
+line, exit 2, before anything runs, rather than a finished run's verdicts lost to a
+cache it cannot write.
 """
 
 from __future__ import annotations
@@ -41,6 +47,13 @@ def home() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("ctxaudit"))
+
+
+def _home_named() -> str:
+    """The home as a message names it: the variable that set it, or where it came from."""
+    if os.environ.get("CTXAUDIT_HOME", "").strip():
+        return f"CTXAUDIT_HOME {home()}"
+    return f"ctxaudit's home {home()} (the user cache folder; CTXAUDIT_HOME sets another)"
 
 
 def _shipped_digest() -> str:
@@ -75,10 +88,53 @@ def _materialized() -> Path:
     return root
 
 
+def _root() -> tuple[Path, str | None]:
+    """The root, and why the home cannot hold it (None: it can). A home that cannot be
+    used leaves the root where it would be (absent): nothing is read from or written
+    into the installation in its place."""
+    checkout = _checkout()
+    if checkout is not None:
+        return checkout, None
+    try:
+        return _materialized(), None
+    except OSError as exc:
+        where = home() / "root"
+        why = "not a folder" if home().is_file() else (exc.strerror or str(exc))
+        return where, f"{_home_named()}: cannot hold ctxaudit's files ({why})"
+
+
 #: the root of ctxaudit's files (a checkout, or an installed build's copy)
-REPO_ROOT = _checkout() or _materialized()
+REPO_ROOT, _HOME_PROBLEM = _root()
 #: ``REPO_ROOT`` is a checkout (a developer's), not an installed build's copy
 IN_CHECKOUT = HERE.parent == REPO_ROOT
+
+
+def home_problem(root: Path | None = None) -> str | None:
+    """Why ctxaudit cannot work under ``root`` (default: :data:`REPO_ROOT`), in one
+    line; None when it can: the root is there and its ``.cache`` (the caches, the
+    targets fetched, the mutation runner's copies) takes a new file."""
+    if root is None and _HOME_PROBLEM is not None:
+        return _HOME_PROBLEM
+    root = REPO_ROOT if root is None else root
+    named = _home_named() if not IN_CHECKOUT else f"the checkout {root}"
+    cache = root / ".cache"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".ctxaudit-probe-", dir=cache)
+    except OSError as exc:
+        return f"{named}: {cache} is not writable ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def require_home() -> None:
+    """Exit 2 with one line when :func:`home_problem` finds one: for a command that
+    runs (not ``--version`` or ``--help``), before anything runs."""
+    why = home_problem()
+    if why is not None:
+        print(f"ctxaudit: {why}", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def use_root() -> None:
