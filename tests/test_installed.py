@@ -1,10 +1,13 @@
 """ctxaudit as a harness's maintainers get it: the wheel, built from this checkout and
 installed into a fresh environment in a temporary folder with no checkout in sight.
 
-From there: ``ctxaudit --version``; the audits of the ledger and of a gitreins release
-give the checkout's verdicts; a baseline the project owns makes the gitreins audit pass
-(exit 0) and, with one entry removed, fail naming it (exit 1); ``pytest --ctxaudit=PATH``
-in a toy harness project with a broken tree fails naming the property. The
+From there: ``ctxaudit --version``; the audits of the ledger, of a gitreins release and
+of a PyPI target's pinned release (langchain: its suite runs in the release's own
+environment, importing the installed ctxaudit) give the checkout's verdicts; the
+commands a report prints run where it prints them (``ctxaudit test ...``); a baseline
+the project owns makes the gitreins audit pass (exit 0) and, with one entry removed,
+fail naming it (exit 1); ``pytest --ctxaudit=PATH`` in a toy harness project with a
+broken tree fails naming the property. The
 installation is never written to, and its only import name is ``ctxaudit``.
 """
 
@@ -249,3 +252,64 @@ def test_a_target_from_its_own_package_is_audited_and_mutated(
     finally:
         _run([str(UV), "pip", "uninstall", "-q", "--python", str(env_dir / "bin" / "python"),
               "toyharness"], tmp_path, dict(os.environ))  # fmt: skip
+
+
+def test_a_pypi_target_and_the_printed_commands_run_from_the_wheel(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """langchain's suite runs in the release's own environment (it imports the installed
+    ctxaudit, and nothing else of the caller's environment): the verdicts of the
+    checkout's audit. A new finding's rerun command, and the replay command that run
+    prints, run from the user's folder as the report prints them."""
+    env_dir, env = installed
+    # the environments the checkout's suites build (tests/langchain): reused, not rebuilt
+    env = {**env, "CTXAUDIT_CACHE": str(ROOT / ".cache")}
+    ctxaudit = str(env_dir / "bin" / "ctxaudit")
+    project = tmp_path / "harness"
+    project.mkdir()
+    audit = [ctxaudit, "audit", "--no-mutation", "--no-fixes", "--no-cache", "--jobs", "1"]
+
+    got = _run([*audit, "--target", "langchain"], project, env)
+    assert "COULD NOT CHECK" not in got.stdout + got.stderr, got.stdout[-3000:] + got.stderr
+    assert got.returncode == 1, got.stdout[-3000:] + got.stderr[-2000:]  # its known finding
+    assert "seed 0 (profile ci is derandomized)" in got.stdout
+    (theirs,) = (project / "reports").glob("langchain-*/findings.json")
+    mine = subprocess.run(
+        [sys.executable, "-m", "ctxaudit", *audit[1:], "--target", "langchain",
+         "--out", str(tmp_path / "checkout")],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    ours = tmp_path / "checkout" / theirs.parent.name / "findings.json"
+    assert ours.is_file(), mine.stdout[-2000:] + mine.stderr[-2000:]
+    assert json.loads(theirs.read_text())["verdicts"] == json.loads(ours.read_text())["verdicts"]
+    assert json.loads(theirs.read_text())["seed"] == 0
+
+    # a broken gitreins tree: a new finding, its rerun command, the replay it prints
+    broken = subprocess.run(
+        [sys.executable, "-m", "tests.broken_target", "gitreins", "b2-input-cap-strict",
+         str(tmp_path / "broken")],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    (option,) = json.loads(broken.stdout.strip().splitlines()[-1])["options"]
+    tree = option.partition("=")[2]
+    got = _run([*audit, "--target", tree, "--out", "broken"], project, env)
+    assert got.returncode == 1, got.stdout[-3000:] + got.stderr[-2000:]
+    (md,) = (project / "broken").glob("gitreins-*/findings.md")
+    # a finding Hypothesis shrank: its rerun prints the command that replays its example
+    shrunk = [f for f in md.read_text().split("\n### ") if "Minimal reproduction" in f]
+    reruns = [ln.split("Rerun: `", 1)[1].rstrip("`") for f in shrunk for ln in f.splitlines()
+              if ln.startswith("Test: ") and "Rerun: `" in ln]  # fmt: skip
+    assert reruns, md.read_text()
+    assert " ctxaudit test " in f" {reruns[0]}" and "bin/ctxaudit" not in reruns[0], reruns[0]
+    rerun = subprocess.run(["bash", "-c", reruns[0]], cwd=project, env=env, capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert rerun.returncode == 1, rerun.stdout[-3000:] + rerun.stderr[-2000:]
+    assert "1 failed" in rerun.stdout, rerun.stdout[-3000:]
+    replays = [ln.strip() for ln in rerun.stdout.splitlines()
+               if ln.strip().startswith(("ctxaudit test ", "CTXAUDIT_PROFILE="))
+               and "--replay=" in ln]  # fmt: skip
+    assert replays, rerun.stdout[-3000:]
+    again = subprocess.run(["bash", "-c", replays[0]], cwd=project, env=env,
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
+    assert "1 failed" in again.stdout and "--replay=" in replays[0], again.stdout[-3000:]
