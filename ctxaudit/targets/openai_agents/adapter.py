@@ -9,10 +9,18 @@ real ``OpenAIResponsesCompactionSession``.
 
 What is observed is public: the server's record of every request, the stored rows
 (``SQLiteSession.get_items`` with a limit above their number, so the retrieval window
-hides none), what ``Runner.run`` and ``run_compaction`` return or raise. Each run gets a
-new compaction session over the same store, as an application that builds one per
-request does; the decision hook, when the suite passes one, is the documented
-``should_trigger_compaction`` over ``compaction_candidate_items``.
+hides none), what ``Runner.run`` and ``run_compaction`` return or raise, what each
+session writer (``add_items``, ``pop_item``, ``clear_session``, through the compaction
+session or on the store itself) returned. Each run gets a new compaction session over
+the same store, as an application that builds one per request does; the decision hook,
+when the suite passes one, is the documented ``should_trigger_compaction`` over
+``compaction_candidate_items``.
+
+A write can be made while a compact call is in flight (:class:`Write`, ``during=``):
+the fake server holds the call, the write is started, and the call is released once
+the write reached the store or is waiting for the compaction session (whose mutation
+lock, where the release has one, queues it behind the compaction). Which of the two
+happened is decided by the store having been entered, never by a timer.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agents import (
     Agent,
@@ -76,6 +84,20 @@ def tool_call(tag: str) -> Call:
     return Call("echo", json.dumps({"tag": tag}))
 
 
+@dataclass(frozen=True)
+class Write:
+    """One session write: ``add`` (``items``), ``pop`` or ``clear``, through the
+    compaction session (``via="wrapper"``) or on the store itself (``via="store"``,
+    another writer of the same session)."""
+
+    op: Literal["add", "pop", "clear"]
+    via: Literal["wrapper", "store"]
+    items: tuple[tuple[str, str], ...] = ()  # (role, text) of each item added
+
+    def dicts(self) -> list[dict[str, Any]]:
+        return [{"role": role, "content": text} for role, text in self.items]
+
+
 @dataclass
 class Outcome:
     """What one run or manual compaction did, as its caller and the server saw it."""
@@ -84,6 +106,34 @@ class Outcome:
     raised: BaseException | None = None
     model_inputs: list[list[str]] = field(default_factory=list)  # each /responses input
     compacts: list[dict[str, Any]] = field(default_factory=list)  # each compact body
+    #: the write made while the compact call was in flight: None (no compact call came,
+    #: so nothing was written), "landed" (it reached the store before the call was
+    #: released) or "queued" (it waited for the compaction session and ran after)
+    during: Literal["landed", "queued"] | None = None
+    popped: str | None = None  # what that write's pop returned (a label), if it popped
+    during_raised: BaseException | None = None
+
+
+def count_writes(store: SQLiteSession) -> SQLiteSession:
+    """``store`` with a count of the writes entering it (``store.entered``), so that a
+    write started while a compact call is held is known to have reached the store, or
+    not. The methods are wrapped on the instance: a subclass would not be the native
+    ``SQLiteSession`` whose atomic suffix replacement 0.23.1 on uses."""
+    store.entered = 0  # type: ignore[attr-defined]
+    for name in ("add_items", "pop_item", "clear_session"):
+        method = getattr(store, name)
+
+        async def counted(*args: Any, _method: Any = method) -> Any:
+            store.entered += 1  # type: ignore[attr-defined]
+            return await _method(*args)
+
+        setattr(store, name, counted)
+    return store
+
+
+#: event-loop turns a started write gets to reach the store before it is taken as
+#: queued: a write that is not waiting on a lock enters the store on its first turn
+YIELDS = 20
 
 
 class Rig:
@@ -103,7 +153,9 @@ class Rig:
             )
         else:
             self.store = SQLiteSession(self.session_id)
+        count_writes(self.store)
         self.threshold = threshold
+        self.late_written = False  # the last run's or compaction's write was made
         self.loop = asyncio.new_event_loop()
         settings = ModelSettings() if store else ModelSettings(store=False)
         self.agent = Agent("ctxaudit", model="gpt-4.1", tools=[echo], model_settings=settings)
@@ -161,64 +213,114 @@ class Rig:
         history = self.fake.compacted_history(body)
         return None if history is None else labels(history)
 
+    def write(self, write: Write, session: Any = None) -> str | None:
+        """One write with no compaction in flight; what a pop returned, as a label."""
+        return self.loop.run_until_complete(self._write(write, session or self.wrapper()))
+
+    async def _write(self, write: Write, session: Any) -> str | None:
+        target = session if write.via == "wrapper" else self.store
+        if write.op == "add":
+            await target.add_items(write.dicts())
+        elif write.op == "clear":
+            await target.clear_session()
+        else:
+            item = await target.pop_item()
+            return None if item is None else labels([item])[0]
+        return None
+
+    def _during(self, out: Outcome, session: Any, main: Any, write: Write | None) -> Any:
+        """Await ``main`` (a run or a manual compaction); with ``write``, make it while
+        the compact call is held (none is made when no compact call comes)."""
+
+        async def go() -> Any:
+            if write is None:
+                return await main
+            self.fake.hold, self.fake.compact_seen = threading.Event(), threading.Event()
+            task = asyncio.ensure_future(main)
+            seen = asyncio.ensure_future(asyncio.to_thread(self.fake.compact_seen.wait))
+            pending: asyncio.Future[Any] | None = None
+            try:
+                await asyncio.wait({task, seen}, return_when=asyncio.FIRST_COMPLETED)
+                if seen.done():  # the compact call is held: write now
+                    store = self.store
+                    before = getattr(store, "entered", 0)
+                    pending = asyncio.ensure_future(self._write(write, session))
+                    for _ in range(YIELDS):
+                        if pending.done() or getattr(store, "entered", 0) > before:
+                            break
+                        await asyncio.sleep(0)
+                    if pending.done() or getattr(store, "entered", 0) > before:
+                        out.during = "landed"
+                        await asyncio.wait({pending})
+                    else:
+                        out.during = "queued"
+            finally:
+                self.fake.hold.set()
+                self.fake.compact_seen.set()  # frees the waiting thread either way
+                self.fake.hold = None
+            await seen
+            try:
+                return await task
+            finally:
+                if pending is not None:
+                    await asyncio.wait({pending})
+                    if pending.exception() is not None:
+                        out.during_raised = pending.exception()
+                    else:
+                        out.popped = pending.result()
+
+        return self.loop.run_until_complete(go())
+
     def run(
         self,
         text: str,
         replies: list[Reply],
         compact_fails: bool = False,
         late: list[dict[str, Any]] | None = None,
+        during: Write | None = None,
     ) -> Outcome:
         """``Runner.run(agent, text, session=...)`` with the model's replies scripted.
 
-        ``late``: items another writer appends while the compact call is in flight
-        (the server holds it until the append is stored). When no compact call comes,
-        nothing is appended and :attr:`late_written` stays False."""
+        ``during``: a write made while the compact call is in flight, through the
+        run's compaction session or on the store (:meth:`_during`); ``late``: items
+        another writer appends then (a store ``add``). When no compact call comes,
+        nothing is written and :attr:`late_written` stays False."""
+        if late is not None:
+            items = tuple((i["role"], i["content"]) for i in late)
+            during = Write("add", "store", items)
         self.fake.script = list(replies)
         self.fake.compact_status = 500 if compact_fails else 200
         start = len(self.fake.requests)
         out = Outcome()
-        self.late_written = False
         session = self.wrapper()
-
-        async def go() -> Any:
-            if late is None:
-                return await Runner.run(self.agent, text, session=session)
-            self.fake.hold, self.fake.compact_seen = threading.Event(), threading.Event()
-            run = asyncio.ensure_future(Runner.run(self.agent, text, session=session))
-            seen = asyncio.ensure_future(asyncio.to_thread(self.fake.compact_seen.wait))
-            try:
-                await asyncio.wait({run, seen}, return_when=asyncio.FIRST_COMPLETED)
-                if seen.done():  # the compact call is held: write now
-                    await self.store.add_items(late)
-                    self.late_written = True
-            finally:
-                self.fake.hold.set()
-                self.fake.compact_seen.set()  # frees the waiting thread either way
-                self.fake.hold = None
-            await seen
-            return await run
-
         try:
-            out.answer = self.loop.run_until_complete(go()).final_output
+            main = Runner.run(self.agent, text, session=session)
+            out.answer = self._during(out, session, main, during).final_output
         except Exception as exc:  # what the run raised, judged by the suite
             out.raised = exc
         finally:
             self.fake.compact_status = 200
+        self.late_written = out.during is not None
         return self._outcome(out, start)
 
-    def compact(self, force: bool, compact_fails: bool = False) -> Outcome:
-        """A manual ``run_compaction`` on a new compaction session over the store."""
+    def compact(
+        self, force: bool, compact_fails: bool = False, during: Write | None = None
+    ) -> Outcome:
+        """A manual ``run_compaction`` on a new compaction session over the store;
+        ``during``: a write made while its compact call is in flight."""
         self.fake.compact_status = 500 if compact_fails else 200
         start = len(self.fake.requests)
         out = Outcome()
+        session = self.wrapper()
         try:
             args: dict[str, Any] = {"force": True} if force else {}
-            out.answer = self.loop.run_until_complete(self.wrapper().run_compaction(args))
+            out.answer = self._during(out, session, session.run_compaction(args), during)
         except Exception as exc:
             out.raised = exc
         finally:
             self.fake.compact_status = 200
+        self.late_written = out.during is not None
         return self._outcome(out, start)
 
 
-__all__ = ["Call", "Outcome", "Rig", "Text", "tool_call"]
+__all__ = ["Call", "Outcome", "Rig", "Text", "Write", "tool_call"]

@@ -33,7 +33,16 @@ class Step:
     fires_on_window: bool
     scope: str  # the contract's automatic scope (model/session.py: "whole", "suffix")
     compact_fails: bool  # the compact call fails
-    late: bool  # another writer appends while the compact call is in flight
+    #: another writer writes to the store itself (appends, pops, clears) while the
+    #: compact call is in flight
+    late: bool
+    #: a write through the compaction session (add_items, pop_item, clear_session) is
+    #: made while the compact call is in flight
+    during_wrapper: bool = False
+    #: the step goes through one kept compaction session after the store was written
+    #: outside it (a pop, a clear, an append on the store itself) and before anything
+    #: made that session read the store again
+    stale: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,14 +103,55 @@ FINDINGS: tuple[Finding, ...] = (
         frozenset({"0.7.0", "0.22.3"}),
         "S3/S6",
         "an item another writer appends to the store while the compact call is in "
-        "flight is deleted by the whole-history replacement that follows",
+        "flight is deleted by the whole-history replacement that follows (automatic or "
+        "manual: the same code); a pop or a clear made on the store meanwhile is undone "
+        "by it, the removed items coming back in the compacted output",
         "sessions docs: 'Compaction clears and rewrites the session history'; "
         "OpenAIResponsesCompactionSession (0.23.1 on): 'Automatic compaction matches "
         "stored history against the latest successful model exchange'; the JS SDK: 'An "
         "append still persists its items when its receipt is stale'",
-        "an automatic compaction during which another writer appends",
-        lambda s: not s.manual and s.fires and s.late,
+        "a compaction (automatic or manual) whose compact call succeeds while another "
+        "writer writes to the store itself",
+        lambda s: s.fires and s.late and not s.compact_fails,
         _test("test_oa_append_during_compaction_lost"),
+    ),
+    Finding(
+        "OA-MANUAL-COMPACTION-LOSES-WRITES",
+        frozenset({"0.23.1", "0.24.0"}),
+        "S3/S6",
+        "a manual run_compaction (and an automatic one over a store without the native "
+        "suffix replacement, the 'legacy whole-history replacement') replaces the whole "
+        "history with the compact call's output without checking that the history is "
+        "still what it sent: an item another writer appends to the store while the "
+        "compact call is in flight is deleted, and a pop or a clear made meanwhile is "
+        "undone (0.23.1 fixed only the native automatic path)",
+        "OpenAIResponsesCompactionSession._run_compaction: 'A concurrent add, pop, or "
+        "clear waits here and then runs against the compacted state instead of being "
+        "overwritten by a stale replacement'; (0.23.1 on) 'Skipped compaction "
+        "replacement because the stored suffix changed'; sessions docs: 'Compaction "
+        "clears and rewrites the session history'",
+        "a manual compaction whose compact call succeeds while another writer writes to "
+        "the store itself",
+        lambda s: s.manual and s.fires and s.late and not s.compact_fails,
+        _test("test_oa_manual_compaction_loses_writes"),
+    ),
+    Finding(
+        "OA-KEPT-SESSION-MISSES-STORE-WRITES",
+        frozenset({"0.7.0", "0.22.3", "0.23.1", "0.24.0"}),
+        "S3/S6",
+        "a compaction session kept for the conversation reads the history once and then "
+        "tracks only the writes made through it: after the store is written directly (an "
+        "append, a pop, a clear by another writer), the next manual run_compaction (and, "
+        "before 0.23.1, the next automatic one) compacts the cached history and replaces "
+        "the whole store with it, deleting what was appended without compacting it and "
+        "bringing back what was popped or cleared",
+        "run_compaction (0.23.1 on): 'Manual calls replace the complete stored history'; "
+        "sessions docs: 'Compaction clears and rewrites the session history'; "
+        "SessionABC: the underlying store is a Session any writer may use",
+        "a compaction step through one kept compaction session after the store was "
+        "written outside it, before that session read the store again",
+        lambda s: s.stale and (s.manual or s.scope == "whole"),
+        _test("test_oa_kept_session_misses_store_writes"),
     ),
     Finding(
         "OA-COMPACTION-FAILURE-FAILS-RUN",

@@ -6,13 +6,21 @@ retrieval window, where the release documents ``SessionSettings``), each run thr
 new ``OpenAIResponsesCompactionSession``, or all through one kept for the conversation,
 with the documented default hook or a threshold hook of our own. Rules: a run whose
 model answers with text, or calls a tool and then answers; a compact call that fails
-during a run; another writer's append while the compact call is in flight; a manual
-``run_compaction``, forced or not, succeeding or failing. After every step the stored
-rows, every model request's input, what each compact request covered (and whether it
-named the last response or sent its input) and what the run answered or raised are
-compared with the model's. The documented contract is the model's parameters
-(:func:`contract`), never a branch; a registered finding's region is left out
-(``ctxaudit/targets/openai_agents/findings.py``).
+during a run; a manual ``run_compaction``, forced or not, succeeding or failing; a
+session write at rest (``add_items``, ``pop_item``, ``clear_session``, through the
+compaction session or on the store itself, before and after compactions); and the same
+writes while a run's or a manual compaction's compact call is in flight. After every
+step the stored rows, every model request's input, what each compact request covered
+(and whether it named the last response or sent its input), what a pop returned and
+what the run answered or raised are compared with the model's. The documented contract
+is the model's parameters (:func:`contract`), never a branch; a registered finding's
+region is left out (``ctxaudit/targets/openai_agents/findings.py``).
+
+Beside the model, a ledger of what the user and the runner wrote and what the user
+removed checks on every step (:meth:`SessionMachine.check_ledger`): every item written
+and not removed is stored exactly once, in the order written, or was covered by a
+compaction whose output is stored; nothing removed (popped, cleared) is stored again or
+sent to a later compact call.
 
 Below the machine: fixed programs (its own steps in a fixed order, seed-free) at the
 documented boundaries, a plain store, and a replacement write that fails (S7).
@@ -23,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from agents import SQLiteSession
@@ -36,6 +45,7 @@ from ctxaudit.targets.openai_agents import findings
 from ctxaudit.targets.openai_agents.adapter import (
     Rig,
     Text,
+    Write,
     documents_suffix,
     has_session_settings,
     tool_call,
@@ -52,11 +62,31 @@ WINDOWS = (None, 2, 3, 5, 8) if has_session_settings() else (None,)
 THRESHOLDS = (None, 1, 2, 3, 5)  # None: no hook passed, the documented default (10)
 #: a compact call fails, or another writer appends during it, one run in four
 ONE_IN_FOUR = st.integers(0, 3).map(lambda n: n == 3)  # shrinks to False
+#: a write: (op, via, whether an add adds an assistant message after its user message)
+WRITE = st.tuples(
+    st.sampled_from(("add", "pop", "clear")),
+    st.sampled_from(("store", "wrapper")),
+    st.booleans(),
+)
+#: a write while the compact call is in flight, one step in four (shrinks to none)
+DURING = ONE_IN_FOUR.flatmap(lambda on: WRITE if on else st.none())
 
 
 def summarize(covered: Sequence[str]) -> list[str]:
     """What the fake compact endpoint answers for ``covered`` (as labels)."""
     return [i for i in covered if session.is_user(i)] + [f"CMP:enc:{len(covered)}"]
+
+
+def without_orphan_calls(items: Sequence[str]) -> list[str]:
+    """``items`` less the tool calls whose output is not among them (a pop can leave
+    one): the runner leaves such a call out of the model's input, where the Responses
+    API refuses it (a parameter the model lacks: the harness's input sanitizing)."""
+    outputs = {i.removeprefix("out:r") for i in items if i.startswith("out:r")}
+    return [
+        i
+        for i in items
+        if not i.startswith("fc:echo") or i.split('"tag": "')[1].rstrip('"}') in outputs
+    ]
 
 
 def contract(window: int | None, threshold: int | None) -> Contract:
@@ -101,16 +131,34 @@ class SessionMachine(RuleBasedStateMachine):
         _note(f"openai-agents {VERSION}: {self.contract}, store={store}, one_session={one_session}")
         self.model: tuple[str, ...] = ()
         self.ids = itertools.count()
+        self.written: list[str] = []  # every item the runner or the user wrote, in order
+        self.removed: set[str] = set()  # popped or cleared by the user
+        self.folded: set[str] = set()  # covered by a compaction whose output is stored
+        #: the kept compaction session has not read the store since it was written
+        #: outside it (findings.Step.stale)
+        self.stale = False
+
+    def refreshed(self, got: Any, compact_fails: bool) -> None:
+        """A compact call that came back makes the kept session read the store again
+        (or take the compacted output as its history)."""
+        if got.compacts and not compact_fails:
+            self.stale = False
 
     def teardown(self) -> None:
         if hasattr(self, "rig"):
             self.rig.close()
 
     def step(
-        self, history: Sequence[str], manual: bool, force: bool, fails: bool, late: bool
+        self,
+        history: Sequence[str],
+        manual: bool,
+        force: bool,
+        fails: bool,
+        write: Write | None = None,
     ) -> findings.Step:
         """The step as a region reads it; ``history``: what the compaction reads from
-        (the stored history after the turn)."""
+        (the stored history after the turn); ``write``: made while the compact call is
+        in flight."""
         c = self.contract
         covered = history if manual else session.snapshot(c, self.model, history[len(self.model) :])
         fires = session.fires(c, covered, force)
@@ -122,13 +170,92 @@ class SessionMachine(RuleBasedStateMachine):
             fires_on_window=windowed,
             scope=c.scope,
             compact_fails=fails,
-            late=late,
+            late=write is not None and write.via == "store",
+            during_wrapper=write is not None and write.via == "wrapper",
+            stale=self.stale,
         )
 
     def adopt(self, finding: findings.Finding) -> None:
-        """In a known finding's region the model takes the release's history as it is."""
+        """In a known finding's region the model (and the ledger) take the release's
+        history as it is."""
         _event(f"left out: {finding.id}")
         self.model = tuple(self.rig.stored())
+        stored = set(self.model)
+        self.removed = (self.removed - stored) | (set(self.written) - stored - self.folded)
+
+    def make_write(self, drawn: tuple[str, str, bool] | None, n: int) -> Write | None:
+        """The drawn write; an add writes ``u:w<n>`` (and ``a:x<n>``)."""
+        if drawn is None:
+            return None
+        op, via, two = drawn
+        items = (("user", f"w{n}"), *((("assistant", f"x{n}"),) if two else ()))
+        return Write(op, via, items if op == "add" else ())  # type: ignore[arg-type]
+
+    @staticmethod
+    def written_by(write: Write) -> list[str]:
+        return [f"{'u' if role == 'user' else 'a'}:{text}" for role, text in write.items]
+
+    @staticmethod
+    def apply(stored: Sequence[str], write: Write) -> tuple[tuple[str, ...], str | None]:
+        """The model of one write: the history after it, and what a pop returns."""
+        if write.op == "add":
+            return (*stored, *SessionMachine.written_by(write)), None
+        if write.op == "clear":
+            return (), None
+        return tuple(stored[:-1]), (stored[-1] if stored else None)
+
+    def record(self, write: Write, popped: str | None, covered: Sequence[str] = ()) -> None:
+        """The ledger after ``write`` (``popped``: what the target's pop returned;
+        ``covered``: what the compaction the write waited for covered, whose compaction
+        item a pop then removes)."""
+        if write.op == "add":
+            self.written += self.written_by(write)
+        elif write.op == "clear":
+            self.removed |= set(self.written)
+        elif popped is not None:
+            if not popped.startswith("CMP:"):  # compaction items are not unique labels
+                self.removed.add(popped)
+            else:  # the user removed a compaction's summary
+                self.removed |= self.folded | {i for i in covered if not session.is_user(i)}
+
+    def check_ledger(
+        self, compacts: Sequence[dict[str, Any]] = (), removed_before: set[str] | None = None
+    ) -> None:
+        """The model-free invariants: every item written and not removed is stored
+        exactly once, in the order written, or was folded into a stored compaction;
+        nothing removed is stored again or sent to a compact call made after its
+        removal (``removed_before``: what was removed before this step's calls)."""
+        got = self.rig.stored()
+        items = [i for i in got if not i.startswith("CMP:")]
+        twice = sorted({i for i in items if items.count(i) > 1})
+        assert not twice, f"stored more than once: {twice} in {got}"
+        back = [i for i in items if i in self.removed]
+        assert not back, f"removed by the user and stored again: {back} in {got}"
+        order = {label: k for k, label in enumerate(self.written)}
+        strange = [i for i in items if i not in order]
+        assert not strange, f"stored but never written: {strange} in {got}"
+        assert [order[i] for i in items] == sorted(order[i] for i in items), (
+            f"stored out of the order written: {got}"
+        )
+        lost = [
+            i
+            for i in self.written
+            if i not in self.removed and i not in items and i not in self.folded
+        ]
+        assert not lost, f"written, never removed, and gone: {lost} (stored {got})"
+        for body in compacts:
+            sent = {i for i in self.rig.compacted(body) or () if not i.startswith("CMP:")}
+            again = sorted(sent & (removed_before if removed_before is not None else self.removed))
+            assert not again, f"removed by the user and sent to a compact call: {again}"
+
+    def fold(self, compacts: Sequence[dict[str, Any]]) -> None:
+        """The ledger after a step's compact calls: what one covered is folded when its
+        output (its compaction item) is stored."""
+        stored = set(self.rig.stored())
+        for body in compacts:
+            sent = self.rig.compacted(body) or []
+            if f"CMP:enc:{len(sent)}" in stored:
+                self.folded |= {i for i in sent if not session.is_user(i)}
 
     def compare(self, want: Sequence[str], calls: int = 0, compacts: bool = False) -> None:
         got = self.rig.stored()
@@ -137,36 +264,51 @@ class SessionMachine(RuleBasedStateMachine):
             f"({calls} compact call(s); the model makes {int(compacts)})"
         )
 
-    @rule(tool=st.booleans(), compact_fails=ONE_IN_FOUR, late=ONE_IN_FOUR)
-    def run(self, tool: bool, compact_fails: bool, late: bool) -> None:
+    @rule(tool=st.booleans(), compact_fails=ONE_IN_FOUR, during=DURING)
+    def run(self, tool: bool, compact_fails: bool, during: tuple[str, str, bool] | None) -> None:
+        """A run; ``during``: a write while its compact call is in flight. Through one
+        kept compaction session, no write on the store in flight: its candidate cache
+        does not see a write to the store, and 0.7.0 then deletes that write at the next
+        compaction (the cause of OA-APPEND-DURING-COMPACTION-LOST, a turn later)."""
         n = next(self.ids)
-        # no other writer beside one kept compaction session: its candidate cache does
-        # not see a write to the store, and 0.7.0 then deletes that write at the next
-        # compaction (the cause of OA-APPEND-DURING-COMPACTION-LOST, a turn later)
-        late = late and not self.one_session
+        write = self.make_write(during, n)
+        if write is not None and write.via == "store" and self.one_session:
+            write = None
         c, before = self.contract, self.model
         call = f'fc:echo{{"tag": "{n}"}}'
         turn = [f"u:u{n}", *([call, f"out:r{n}"] if tool else []), f"a:a{n}"]
         replies = [tool_call(str(n)), Text(f"a{n}")] if tool else [Text(f"a{n}")]
-        late_items = [{"role": "user", "content": f"late{n}"}] if late else None
-        step = self.step([*before, *turn], False, False, compact_fails, late)
-        got = self.rig.run(f"u{n}", replies, compact_fails, late_items)
+        step = self.step([*before, *turn], False, False, compact_fails, write)
+        removed = set(self.removed)
+        got = self.rig.run(f"u{n}", replies, compact_fails, during=write)
+        self.refreshed(got, compact_fails)
+        self.written += turn
+        if got.during is not None and write is not None:
+            queued = self.covered(got.compacts) if got.during == "queued" else []
+            self.record(write, got.popped, queued)
         finding = findings.left_out(VERSION, step)
         if finding is not None and finding.leaves_out == "step":
             return self.adopt(finding)
-        seen = session.visible(c, before)
+        seen = without_orphan_calls(session.visible(c, before))
         sent = [[*seen, turn[0]]] + ([[*seen, *turn[:3]]] if tool else [])
         assert got.model_inputs == sent, (
             f"the model was not sent the window and the turn so far:\n{got.model_inputs}\n"
             f"!=\n{sent}" + (f"\n(the run raised {got.raised!r})" if got.raised else "")
         )
-        want = session.run(c, before, turn, summarize, compact_fails, [f"u:late{n}"] * late)
-        if late:  # the other writer writes only while a compact call is held
-            assert self.rig.late_written == step.fires, (
-                f"{'a' if self.rig.late_written else 'no'} compact call came where the model "
-                f"makes {'none' if self.rig.late_written else 'one'} (threshold {c.threshold})"
+        if write is not None:  # the write is made only while a compact call is held
+            assert (got.during is not None) == step.fires, (
+                f"{'a' if got.during else 'no'} compact call came where the model "
+                f"makes {'none' if got.during else 'one'} (threshold {c.threshold})"
             )
-        self.compare(want.stored, len(got.compacts), want.compacted is not None)
+        # a write on the store in flight: the replacement is skipped and the write kept;
+        # a write through the compaction session: it waits for the compaction, then runs
+        skipped = write is not None and write.via == "store" and step.fires
+        want = session.run(c, before, turn, summarize, compact_fails or skipped)
+        stored, popped = want.stored, None
+        if write is not None and step.fires:
+            stored, popped = self.apply(want.stored, write)
+            self.check_write(write, got, popped)
+        self.compare(stored, len(got.compacts), want.compacted is not None)
         # with no retrieval window the last response's chain (what the turn's last model
         # call was sent, and its answer) is the whole history, and 'auto' names that
         # response when it was stored, else sends the input. With a window the
@@ -174,13 +316,27 @@ class SessionMachine(RuleBasedStateMachine):
         # previous_response_id whose chain holds exactly them"; the fixed 0.22.3 sends it)
         by_response = self.store if c.window is None else None
         self.check_compacts(got.compacts, want.compacted, by_response=by_response)
-        self.model = want.stored
+        self.model = stored
+        self.fold(got.compacts)
+        self.check_ledger(got.compacts, removed)
         if finding is not None:  # leaves out the answer only
             _event(f"left out: {finding.id}")
             return
         assert got.raised is None and got.answer == f"a{n}", (
             f"the run did not answer its model's answer 'a{n}': returned {got.answer!r}, "
             f"raised {got.raised!r}" + (" (its compact call failed)" if compact_fails else "")
+        )
+
+    def covered(self, compacts: Sequence[dict[str, Any]]) -> list[str]:
+        return [i for body in compacts for i in self.rig.compacted(body) or ()]
+
+    def check_write(self, write: Write, got: Any, popped: str | None) -> None:
+        """A write in flight returned, and a pop returned what the model pops."""
+        where = "through the compaction session" if write.via == "wrapper" else "on the store"
+        _event(f"a {write.op} {where} in flight")
+        assert got.during_raised is None, f"the {write.op} in flight raised {got.during_raised!r}"
+        assert got.popped == popped, (
+            f"the pop in flight returned {got.popped!r} where the model pops {popped!r}"
         )
 
     def check_compacts(
@@ -215,24 +371,67 @@ class SessionMachine(RuleBasedStateMachine):
     # the stored history once a compaction replaced it (seen on 0.24.0; not a
     # registered finding)
     @precondition(lambda self: not (self.one_session and self.store))
-    @rule(force=st.booleans(), compact_fails=ONE_IN_FOUR)
-    def manual(self, force: bool, compact_fails: bool) -> None:
+    @rule(force=st.booleans(), compact_fails=ONE_IN_FOUR, during=DURING)
+    def manual(
+        self, force: bool, compact_fails: bool, during: tuple[str, str, bool] | None = None
+    ) -> None:
+        """A manual run_compaction; ``during``: a write while its compact call is in
+        flight (none on the store through one kept compaction session, as for a run)."""
+        write = self.make_write(during, next(self.ids)) if during is not None else None
+        if write is not None and write.via == "store" and self.one_session:
+            write = None
         c, before = self.contract, self.model
-        step = self.step(before, True, force, compact_fails, False)
-        got = self.rig.compact(force, compact_fails)
+        step = self.step(before, True, force, compact_fails, write)
+        removed = set(self.removed)
+        got = self.rig.compact(force, compact_fails, during=write)
+        self.refreshed(got, compact_fails)
+        if got.during is not None and write is not None:
+            queued = self.covered(got.compacts) if got.during == "queued" else []
+            self.record(write, got.popped, queued)
         finding = findings.left_out(VERSION, step)
         if finding is not None:
             return self.adopt(finding)
-        want = session.manual(c, before, summarize, force, compact_fails)
+        if write is not None:
+            assert (got.during is not None) == step.fires, (
+                f"{'a' if got.during else 'no'} compact call came where the model "
+                f"makes {'none' if got.during else 'one'}"
+            )
+        # as for a run: a write on the store in flight is kept and the replacement
+        # skipped; one through the compaction session waits for it
+        skipped = write is not None and write.via == "store" and step.fires
+        want = session.manual(c, before, summarize, force, compact_fails or skipped)
+        stored = want.stored
+        if write is not None and step.fires:
+            stored, popped = self.apply(want.stored, write)
+            self.check_write(write, got, popped)
         assert not got.model_inputs, "a manual compaction called the model"
-        self.compare(want.stored, len(got.compacts), want.compacted is not None)
+        self.compare(stored, len(got.compacts), want.compacted is not None)
         self.check_compacts(got.compacts, want.compacted)
-        self.model = want.stored
-        assert (got.raised is None) == want.answered, (
+        self.model = stored
+        self.fold(got.compacts)
+        self.check_ledger(got.compacts, removed)
+        answered = want.answered or (skipped and not compact_fails)
+        assert (got.raised is None) == answered, (
             f"run_compaction raised {got.raised!r}"
             if got.raised is not None
             else "run_compaction returned after its compact call failed"
         )
+
+    @rule(drawn=WRITE)
+    def write(self, drawn: tuple[str, str, bool]) -> None:
+        """A write with no compaction in flight, through a compaction session (the kept
+        one, or a new one) or on the store itself."""
+        write = self.make_write(drawn, next(self.ids))
+        assert write is not None
+        popped = self.rig.write(write)
+        if self.one_session:  # the kept session's cache sees its own writes only
+            self.stale = write.via == "store" or (self.stale and write.op == "add")
+        self.record(write, popped)
+        stored, want = self.apply(self.model, write)
+        assert popped == want, f"pop_item returned {popped!r} where the model pops {want!r}"
+        self.compare(stored)
+        self.model = stored
+        self.check_ledger()
 
 
 TestSessions = SessionMachine.TestCase
@@ -256,7 +455,7 @@ def program(
 
 def text_runs(machine: SessionMachine, n: int) -> None:
     for _ in range(n):
-        machine.run(tool=False, compact_fails=False, late=False)
+        machine.run(tool=False, compact_fails=False, during=None)
 
 
 def test_the_default_hook_compacts_at_ten_candidates() -> None:
@@ -266,7 +465,7 @@ def test_the_default_hook_compacts_at_ten_candidates() -> None:
     m = program(window=None, threshold=None)
     try:
         for _ in range(3):
-            m.run(tool=True, compact_fails=False, late=False)
+            m.run(tool=True, compact_fails=False, during=None)
         assert len(session.candidates(m.model)) == 9
         assert not any(i.startswith("CMP:") for i in m.model)
         text_runs(m, 1)
@@ -286,7 +485,7 @@ def test_a_partial_suffix_starts_at_a_user_message() -> None:
     try:
         text_runs(m, 2)
         assert m.model == ("u:u0", "a:a0", "u:u1", "a:a1")
-        m.run(tool=True, compact_fails=False, late=False)
+        m.run(tool=True, compact_fails=False, during=None)
         assert m.model == ("u:u0", "a:a0", "u:u1", "u:u2", "CMP:enc:6")
     finally:
         m.teardown()
@@ -302,7 +501,7 @@ def test_a_suffix_under_the_threshold_is_not_compacted_though_the_window_reaches
         pytest.skip("the whole history is compacted before 0.23.1")
     m = program(window=3, threshold=2, store=False)
     try:
-        m.run(tool=True, compact_fails=True, late=False)
+        m.run(tool=True, compact_fails=True, during=None)
         assert m.model == ("u:u0", 'fc:echo{"tag": "0"}', "out:r0", "a:a0")
         text_runs(m, 1)
         assert m.model == ("u:u0", 'fc:echo{"tag": "0"}', "out:r0", "a:a0", "u:u1", "a:a1")
@@ -317,7 +516,7 @@ def test_a_manual_compaction_settles_a_deferred_one() -> None:
     not compacted: nothing is owed any more."""
     m = program(window=None, threshold=2, store=False, one_session=True)
     try:
-        m.run(tool=True, compact_fails=True, late=False)
+        m.run(tool=True, compact_fails=True, during=None)
         m.manual(force=True, compact_fails=False)
         assert m.model == ("u:u0", "CMP:enc:4")
         text_runs(m, 1)
