@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ctxaudit import fix_patches, procs, targets
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS, HOLDS
-from ctxaudit.paths import IN_CHECKOUT, use_root
+from ctxaudit.paths import IN_CHECKOUT, require_home, use_root
 from ctxaudit.profiles import PROFILES, parse_seed
 from ctxaudit.targets import TargetError
 from ctxaudit.targets.base import Described
@@ -99,6 +99,8 @@ _PASSED_ON = {
     "mutation": "the mutation runner (run|merge ...; mutation/README.md), in the root of "
     "ctxaudit's files: what a mutation report's replay commands run",
 }
+#: the commands that work under ctxaudit's home (checked usable before they start)
+_RUNS = {"audit", "baseline", "attribute", *_PASSED_ON}
 
 
 def _pass_on(command: str, args: list[str]) -> NoReturn:
@@ -365,6 +367,8 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     use_root()
     given = sys.argv[1:] if argv is None else argv
+    if given and given[0] in _RUNS:  # not --version or --help: they work whatever the home
+        require_home()
     if given and given[0] in _PASSED_ON:  # its options are pytest's or the runner's
         _pass_on(given[0], given[1:])
     parser = build_parser()

@@ -85,7 +85,6 @@ def test_an_unusable_home_refuses_to_run_but_not_to_say_its_version(
 
 
 @pytest.mark.fault("unusable-home")
-@pytest.mark.xfail(strict=True, reason="ctxaudit/cli.py does not call paths.require_home() yet")
 def test_an_audit_with_an_unusable_home_stops_before_it_starts(
     installed: Path, tmp_path: Path
 ) -> None:
