@@ -154,6 +154,22 @@ FINDINGS: tuple[Finding, ...] = (
         _test("test_oa_kept_session_misses_store_writes"),
     ),
     Finding(
+        "OA-WRAPPER-WRITE-DURING-COMPACTION-LOST",
+        frozenset({"0.7.0"}),
+        "S3/S6",
+        "a write through the compaction session itself while its compact call is in "
+        "flight (openai-agents-python #4679) is overwritten by the replacement that "
+        "follows: an item added is deleted, a clear is undone (the cleared history comes "
+        "back compacted), a popped item comes back in the compacted output",
+        "sessions docs: 'Compaction clears and rewrites the session history, so the SDK "
+        "waits for compaction to finish'; S3/S6: nothing written is lost, nothing "
+        "removed comes back (0.22 on serializes the writes behind the compaction)",
+        "a compaction whose compact call succeeds while a write is made through the "
+        "compaction session",
+        lambda s: s.fires and s.during_wrapper and not s.compact_fails,
+        _test("test_oa_wrapper_write_during_compaction_lost"),
+    ),
+    Finding(
         "OA-COMPACTION-FAILURE-FAILS-RUN",
         frozenset({"0.7.0", "0.22.3", "0.23.1", "0.24.0"}),
         "S9",

@@ -52,6 +52,11 @@ def test_oa_kept_session_misses_store_writes() -> None:
     assert reproduces("OA-KEPT-SESSION-MISSES-STORE-WRITES"), "the store write is kept: fixed?"
 
 
+@pytest.mark.properties("S3", "S6")
+def test_oa_wrapper_write_during_compaction_lost() -> None:
+    assert reproduces("OA-WRAPPER-WRITE-DURING-COMPACTION-LOST"), "the write is kept: fixed?"
+
+
 @pytest.mark.properties("S9")
 def test_oa_compaction_failure_fails_run() -> None:
     assert reproduces("OA-COMPACTION-FAILURE-FAILS-RUN"), "the run answers now: fixed?"

@@ -7,10 +7,16 @@ from ctxaudit.fixes import Edit, Fix, Form
 
 SESSION = "agents/memory/openai_responses_compaction_session.py"
 
-ENSURE_023 = "        compaction_candidate_items, session_items, _ = await self._ensure_compaction_candidates(\n"
+ROLLBACK_CHECK = "            await self._get_all_underlying_session_items()\n"
+ENSURE_023 = (
+    ROLLBACK_CHECK
+    + "        compaction_candidate_items, session_items, _ = await self._ensure_compaction_candidates(\n"
+)
 FRESH_023 = (
-    "        if not is_automatic:  # the store may have been written outside this session\n"
-    "            self._compaction_candidate_items = self._session_items = None\n" + ENSURE_023
+    ROLLBACK_CHECK
+    + "        if not is_automatic:  # the store may have been written outside this session\n"
+    "            self._compaction_candidate_items = self._session_items = None\n"
+    + ENSURE_023.removeprefix(ROLLBACK_CHECK)
 )
 ENSURE_022 = (
     "        compaction_candidate_items, session_items = await self._ensure_compaction_candidates(\n"
