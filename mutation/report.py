@@ -18,6 +18,7 @@ from jinja2 import Template
 
 from ctxaudit import atomic
 from ctxaudit import mte as mte_view
+from ctxaudit.replay import printed
 from ctxaudit.templating import environment
 from mutation import peer_spec
 from mutation.operators import GATED_KINDS, KINDS
@@ -365,7 +366,7 @@ def rerun(doc: dict[str, Any], mutant_id: str) -> str:
     seed = (doc.get("seeds") or [0])[0]
     if seed:
         args += ["--seed", str(seed)]
-    return shlex.join([*args, "--only", mutant_id])
+    return printed(shlex.join([*args, "--only", mutant_id]))  # as this ctxaudit runs it
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
@@ -394,6 +395,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
         ratio=_pct,
         rate=_rate,
         shown_path=shown_path,
+        printed=printed,
     )
 
 

@@ -192,6 +192,7 @@ def test_a_survivors_rerun_command_names_its_tree_and_fixes() -> None:
     reports show it, never the machine's), the fixes as asked for, the pass-1 seed."""
     from mutation.engine import REPO
     from mutation.orchestrate import _rerun_base
+    from ctxaudit.replay import invocation
     from mutation.report import rerun
 
     assert _rerun_base("lightspeed-stack", "lightspeed-stack@main", ["all"]) == [
@@ -200,8 +201,8 @@ def test_a_survivors_rerun_command_names_its_tree_and_fixes() -> None:
     assert _rerun_base("gitreins", str(REPO), []) == ["--target", "gitreins", "--gitreins", "."]
     doc = {"target": "ledger", "rerun": _rerun_base("ledger", None, []), "seeds": [4, 5, 6]}
     assert rerun(doc, "ledger/owner.py:f:other:x:1") == (
-        "python -m mutation run --target ledger --seed 4 --only ledger/owner.py:f:other:x:1"
-    )
+        f"{invocation()} mutation run --target ledger --seed 4 --only ledger/owner.py:f:other:x:1"
+    )  # the command of the mode the report is written in (bin/ctxaudit, or ctxaudit installed)
 
 
 def test_mutation_md_says_no_mutant_ran_when_every_verdict_was_reused(tmp_path: Path) -> None:

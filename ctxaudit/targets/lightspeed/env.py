@@ -27,7 +27,6 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets import uvenv
 from ctxaudit.targets.lightspeed.tree import (
     NAME,
@@ -142,7 +141,7 @@ def child_environ(env: LightspeedEnv, tree: LightspeedTree) -> dict[str, str]:
     out.update(
         PATH=os.pathsep.join([str(env.python.parent), os.environ.get("PATH", "")]),
         VIRTUAL_ENV=str(env.python.parent.parent),
-        PYTHONPATH=os.pathsep.join([str(tree.root / "src"), str(REPO_ROOT)]),
+        PYTHONPATH=os.pathsep.join([str(tree.root / "src"), *uvenv.import_roots()]),
         # bytecode goes to the environment's own folder, never beside a tree's sources:
         # each module is compiled once, by the first child that imports it (uv installs
         # without bytecode; compiling all of site-packages up front cost 1-2 min a lock)
@@ -153,6 +152,7 @@ def child_environ(env: LightspeedEnv, tree: LightspeedTree) -> dict[str, str]:
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
         LITELLM_LOCAL_MODEL_COST_MAP="True",  # litellm fetches its cost map at import otherwise
+        **uvenv.import_environ(),
     )
     return out
 
