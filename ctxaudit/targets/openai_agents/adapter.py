@@ -119,12 +119,12 @@ def count_writes(store: SQLiteSession) -> SQLiteSession:
     write started while a compact call is held is known to have reached the store, or
     not. The methods are wrapped on the instance: a subclass would not be the native
     ``SQLiteSession`` whose atomic suffix replacement 0.23.1 on uses."""
-    store.entered = 0  # type: ignore[attr-defined]
+    store.entered = 0
     for name in ("add_items", "pop_item", "clear_session"):
         method = getattr(store, name)
 
         async def counted(*args: Any, _method: Any = method) -> Any:
-            store.entered += 1  # type: ignore[attr-defined]
+            store.entered += 1
             return await _method(*args)
 
         setattr(store, name, counted)
