@@ -11,10 +11,12 @@ its own clauses, comparison and tail, and each is a parameter here:
   the trigger when any clause does; ``inclusive`` says whether reaching a threshold
   is enough (``>=``) or it must be passed (``>``). Never on an empty conversation.
 - :class:`Keep`: the tail, the newest ``amount`` messages or the longest suffix of at
-  most ``amount`` tokens, never empty; the cut then moves *back* to the start of the
-  unit it lands in, so a model message that asked for tools stays with their results.
-  A tool result whose call is not in the conversation belongs to no kept unit: a cut
-  on it moves *forward* past it, so no tail starts with a result nobody asked for.
+  most ``amount`` tokens, never empty; the cut then moves *back* until every tool
+  result in the tail has the model message that asked for it in the tail too, so a
+  model message that asked for tools stays with their results however they came back
+  (late, out of order, interleaved with other messages' results). A tool result whose
+  call is not in the conversation belongs to no kept unit: a cut on it moves *forward*
+  past it, so no tail starts with a result nobody asked for.
 - :func:`fold`: ``[summary] + tail``. Whatever came before the tail, an earlier summary
   included, is what is summarized; nothing is lost and nothing doubled.
 
@@ -106,18 +108,25 @@ class Keep:
 
 
 def unit_start(messages: Sequence[Message], index: int) -> int:
-    """The start of the unit ``messages[index]`` belongs to: a tool result belongs to
-    the model message that asked for it; every other message is a unit of its own.
-    Tool results whose call is not before them (orphans) start no unit: the start is
-    past them."""
-    if index < len(messages) and messages[index].kind == "tool":
-        call = messages[index].answers
-        for i in range(index - 1, -1, -1):
-            if messages[i].kind == "ai" and call in messages[i].calls:
-                return i
-        while index < len(messages) and messages[index].kind == "tool":
-            index += 1
-    return index
+    """Where a tail measured from ``index`` starts once it keeps whole units: moved back
+    to the earliest model message that asked for a call some result in the tail
+    answers, and again from there, until no result in the tail answers a call made
+    before it. Tool results at that start whose call is not before them (orphans)
+    start no unit: the start is past them."""
+    start = index
+    while True:
+        answered = {m.answers for m in messages[start:] if m.kind == "tool"}
+        askers = [
+            i
+            for i in range(start)
+            if messages[i].kind == "ai" and answered & set(messages[i].calls)
+        ]
+        if not askers:
+            break
+        start = askers[0]
+    while start < len(messages) and messages[start].kind == "tool":
+        start += 1
+    return start
 
 
 def fold(messages: Sequence[Message], cut: int, summary: Message) -> tuple[Message, ...]:

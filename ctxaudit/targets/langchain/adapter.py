@@ -30,6 +30,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.graph.message import add_messages
 from pydantic import Field
 
+from ctxaudit.invariants.fold import Entry
 from model.fold import Keep, Message, Trigger
 from model.settlement import tokens
 
@@ -193,6 +194,13 @@ def view(message: BaseMessage) -> tuple[str, str, tuple[str, ...], str | None]:
     calls = tuple(c["id"] or "" for c in getattr(message, "tool_calls", []) or [])
     answers = message.tool_call_id if isinstance(message, ToolMessage) else None
     return message.type, str(message.content), calls, answers
+
+
+def entry(message: BaseMessage) -> Entry:
+    """A message as the fold's invariants see it (a summary is the human message it is)."""
+    _, _, calls, answers = view(message)
+    kind: Any = message.type if message.type in ("ai", "tool", "system") else "human"
+    return Entry(kind, str(message.id), calls, answers)
 
 
 def model_view(message: Message) -> tuple[str, str, tuple[str, ...], str | None]:

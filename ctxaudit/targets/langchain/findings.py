@@ -31,6 +31,11 @@ class Step:
     fires_on_stale: bool  # the trigger holds if the stale reports are read too
     summarizer_fails: bool
     in_group: bool  # the raw cut lands on a tool result
+    #: the tail as keep measures it holds results of more than one earlier model
+    #: message, or an earlier message's result past the results it starts with
+    splits_units: bool = False
+    #: the release's fold kept a tool result whose call it summarized (invariant F3)
+    orphaned: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,22 @@ FINDINGS: tuple[Finding, ...] = (
         "a fold whose kept tail, as keep counts it, starts on a tool result",
         lambda s: s.fires and s.in_group,
         _test("test_lc_cut_folds_tool_group"),
+    ),
+    Finding(
+        "LC-FOLD-KEEPS-ORPHAN-RESULT",
+        frozenset({"1.2.0", "1.3.14", "1.5.2"}),
+        "C1",
+        "a fold keeps a tool result whose AI message it summarized when results come back "
+        "late (after another message) or interleaved across AI messages: the cut moves back "
+        "to the nearest AI message that asked for one result at the cut (1.2.0: not at all), "
+        "and every other kept result's call is summarized; the provider rejects the next call",
+        "SummarizationMiddleware: 'preserving recent messages and maintaining context "
+        "continuity by ensuring AI/Tool message pairs remain together' (class docstring); "
+        "upstream issue #38352 (open)",
+        "a fold whose measured tail splits tool units (results of two earlier AI messages, "
+        "or a result past the run at its start) and that keeps an orphaned result",
+        lambda s: s.fires and s.splits_units and s.orphaned,
+        _test("test_lc_fold_keeps_orphan_result"),
     ),
     Finding(
         "LC-SUMMARY-FAILURE-FABRICATED",

@@ -35,6 +35,11 @@ def test_lc_cut_folds_tool_group() -> None:
     assert reproduces("LC-CUT-FOLDS-TOOL-GROUP"), "the tool group is kept now: fixed?"
 
 
+@pytest.mark.properties("C1")
+def test_lc_fold_keeps_orphan_result() -> None:
+    assert reproduces("LC-FOLD-KEEPS-ORPHAN-RESULT"), "every kept result has its call: fixed?"
+
+
 @pytest.mark.properties("S6", "S7")
 def test_lc_summary_failure_fabricated() -> None:
     assert reproduces("LC-SUMMARY-FAILURE-FABRICATED"), "a failed summary fails now: fixed?"

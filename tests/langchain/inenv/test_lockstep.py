@@ -5,14 +5,20 @@ One :class:`FoldMachine` runs an agent's conversation under a drawn configuratio
 (trigger: a threshold, a list of them, none, or, where the release documents them,
 clauses; keep: messages, tokens or a fraction of the model's window; the summaries
 written by the model or, where the release takes one, a ``summarizer`` function):
-users speak, the model answers with text or with parallel tool calls and their results
-(with or without a provider report of its tokens), a tool result arrives whose call is
-not in the conversation, a model call fails, the summarizer fails. Before each
-model call both sides decide whether to fold, and after it the conversations are
-compared message by message: what was kept, that one summary replaced everything
-before the kept tail and the summarizer was sent exactly that (C1, S6), and that a
-failed summary fails the step and changes nothing (S7). The documented contract is
-the model's parameters (:meth:`Config.model_trigger`), never a branch.
+users speak, the model answers with text or with parallel tool calls (with or without
+a provider report of its tokens) whose results come back at once, or later: after
+other messages, out of order, interleaved with another model message's results, or
+not before a fold (still pending); a tool result arrives whose call is not in the
+conversation, a run opens with any role, a model call fails, the summarizer fails.
+Before each model call both sides decide whether to fold, and after it the
+conversations are compared message by message: what was kept, that one summary
+replaced everything before the kept tail and the summarizer was sent exactly that
+(C1, S6), and that a failed summary fails the step and changes nothing (S7). Beside
+the model, every step is held to the fold's invariants (F1-F4,
+``ctxaudit/invariants/fold.py``), which do not trust the model: order kept, the
+summarizer sent exactly what was removed, no kept result without its call, no kept
+call without its result. The documented contract is the model's parameters
+(:meth:`Config.model_trigger`), never a branch.
 
 Counts rarely land on a threshold by chance, so a user message can be sized to bring the
 conversation's count one below, at or one above a token or fraction threshold of the
@@ -20,7 +26,8 @@ trigger, and a provider report can be drawn the same way. The fixed programs at 
 run the same machine without Hypothesis: each threshold's "reaches or exceeds" on every
 run, and the boundaries a drawing reaches only now and then or never (a window so small
 that a fraction of it rounds to no token, a conversation that opens with a tool result,
-a clause that fails before one that holds, a newest message larger than the tail).
+a clause that fails before one that holds, a newest message larger than the tail,
+results answered late or interleaved across model messages).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from ctxaudit.invariants.fold import check_fold
 from ctxaudit.targets.langchain import findings
 from ctxaudit.targets.langchain.adapter import (
     SUMMARY_DOWN,
@@ -40,6 +48,7 @@ from ctxaudit.targets.langchain.adapter import (
     Config,
     ai,
     documents_clauses,
+    entry,
     human,
     model_count,
     model_view,
@@ -48,6 +57,7 @@ from ctxaudit.targets.langchain.adapter import (
     view,
 )
 from model.fold import Message, fold, unit_start
+from tests.fold_shapes import PICKS, text
 from tests.langchain.inenv.conftest import VERSION
 from tests.outside_hypothesis import event as _event
 from tests.outside_hypothesis import note as _note
@@ -66,14 +76,24 @@ OFFSETS = st.sampled_from((-1, 0, 1))
 REPORTS = st.none() | st.integers(1, 600) | st.tuples(st.integers(0, 5), OFFSETS)
 
 
-def text(id: str, size: int) -> str:
-    """A message's text: its id in brackets (found again in the summarizer's prompt),
-    padded to ``size`` tokens; size 0 is no text at all (a model answer that only
-    calls tools)."""
-    if size == 0:
-        return ""
-    head = f"[{id}]"
-    return head + "w" * max(0, 4 * size - len(head))
+#: how many of a model message's calls are left waiting, to be answered later
+LATE = st.sampled_from((0, 0, 0, 1, 2, 3))
+#: how a run opens: the user, or what is left of an edited or restored history
+OPENINGS = st.sampled_from(("human", "human", "ai", "tool"))
+
+
+def splits_units(messages: tuple[Message, ...], raw: int) -> bool:
+    """Moving the cut at ``raw`` back to the nearest model message that asked for one of
+    the results it lands on (if it lands on any) still keeps a result whose call is
+    before the cut: results that came back late, or interleaved across model messages."""
+    asker = {c: i for i, m in enumerate(messages) for c in m.calls}
+    start, end = raw, raw
+    while end < len(messages) and messages[end].kind == "tool":
+        end += 1
+    nearest = [asker[m.answers] for m in messages[raw:end] if asker.get(m.answers, raw) < raw]
+    if nearest:
+        start = max(nearest)
+    return any(asker.get(m.answers, start) < start for m in messages[start:])
 
 
 @st.composite
@@ -115,10 +135,16 @@ def configs(draw: st.DrawFn) -> Config:
 
 
 class FoldMachine(RuleBasedStateMachine):
-    @initialize(config=configs(), size=st.integers(1, 40))
-    def setup(self, config: Config, size: int) -> None:
+    @initialize(config=configs(), size=st.integers(1, 40), opening=OPENINGS)
+    def setup(self, config: Config, size: int, opening: str) -> None:
         self.start(config)
-        self.user(size)  # a run starts with what the user says
+        if opening == "human":  # a run starts with what the user says
+            self.user(size)
+        elif opening == "ai":
+            id = self.new_id("a")
+            self.add(Message("ai", id, text(id, size)))
+        else:
+            self.orphaned_result(size)
 
     def start(self, config: Config) -> None:
         _note(f"langchain {VERSION}: SummarizationMiddleware(fake, **{config.arguments()!r})")
@@ -128,6 +154,7 @@ class FoldMachine(RuleBasedStateMachine):
         self.keep = config.model_keep()
         self.model: tuple[Message, ...] = ()
         self.reports: dict[str, int] = {}  # every report drawn, by its message's id
+        self.pending: list[str] = []  # calls asked for and not answered yet, oldest first
         self.ids = itertools.count()
 
     def new_id(self, prefix: str) -> str:
@@ -187,6 +214,7 @@ class FoldMachine(RuleBasedStateMachine):
         calls=st.integers(0, 3),
         size=st.integers(1, 40),
         reported=REPORTS,
+        late=LATE,
     )
     def model_call(
         self,
@@ -194,10 +222,12 @@ class FoldMachine(RuleBasedStateMachine):
         calls: int,
         size: int,
         reported: int | tuple[int, int] | None,
+        late: int = 0,
     ) -> None:
         """Before the model call the middleware may fold; then the model answers, with
-        parallel tool calls whose results come back before the next call, and maybe
-        a report of its tokens (one aimed at a threshold: a pick and an offset)."""
+        parallel tool calls, and maybe a report of its tokens (one aimed at a threshold:
+        a pick and an offset). The results of all but its ``late`` last calls come back
+        at once; those wait for :meth:`answer`."""
         if not self.before_model(summarizer_fails):
             return  # the step failed: the run ends without a model call
         if isinstance(reported, tuple):
@@ -209,9 +239,23 @@ class FoldMachine(RuleBasedStateMachine):
         if reported is not None:
             self.reports[id] = reported
         self.add(Message("ai", id, text(id, size), calls=call_ids, reported=reported))
+        waiting = call_ids[len(call_ids) - min(late, calls) :]
+        self.pending.extend(waiting)
         for call in call_ids:
-            tid = self.new_id("t")
-            self.add(Message("tool", tid, text(tid, size // 2 + 1), answers=call))
+            if call not in waiting:
+                self.respond(call, size // 2 + 1)
+
+    def respond(self, call: str, size: int) -> None:
+        tid = self.new_id("t")
+        self.add(Message("tool", tid, text(tid, size), answers=call))
+
+    @rule(picks=PICKS, size=st.integers(1, 20))
+    def answer(self, picks: list[int], size: int) -> None:
+        """Results of calls still waiting come back, any of them in any order, after
+        whatever was said since (the model's own next call included)."""
+        for pick in picks:
+            if self.pending:
+                self.respond(self.pending.pop(pick % len(self.pending)), size)
 
     @rule(summarizer_fails=FAILS)
     def failed_model_call(self, summarizer_fails: bool) -> None:
@@ -235,18 +279,30 @@ class FoldMachine(RuleBasedStateMachine):
             in_group=raw < len(before)
             and before[raw].kind == "tool"
             and unit_start(before, raw) < raw,
+            splits_units=splits_units(before, raw),
         )
         # a statistic (--hypothesis-show-statistics): how often a boundary decides a step
         if step.fires and not replace(self.trigger, inclusive=False).fires(
             before, model_count, self.config.window
         ):
             _event("the trigger holds only by reaching a threshold")
+        was = [entry(m) for m in self.agent.messages]
         observed = self.agent.before_model(summarizer_fails=summarizer_fails)
+        prompt = observed.prompt or ""
+        broken = check_fold(
+            was,
+            [entry(m) for m in self.agent.messages],
+            observed.folded,
+            sent={e.id for e in was if f"[{e.id}]" in prompt},
+            traceable={m.id for m in before if f"[{m.id}]" in m.text},
+        )
+        step = replace(step, orphaned=any(b.startswith("F3") for b in broken))
         left_out = findings.left_out(VERSION, step)
         if left_out is not None:
             _event(f"left out: {left_out}")
             self.adopt(observed.folded)
             return observed.raised is None
+        assert not broken, "the fold broke its invariants:\n" + "\n".join(broken)
         if not step.fires:
             assert observed.raised is None, f"no fold was due, yet it raised {observed.raised!r}"
             assert not observed.folded, (
@@ -275,7 +331,6 @@ class FoldMachine(RuleBasedStateMachine):
         assert first.type == "human" and written in str(first.content), (
             f"the first message is not the new summary: {view(first)}"
         )
-        prompt = observed.prompt or ""
         missing = [m.id for m in folded if f"[{m.id}]" in m.text and f"[{m.id}]" not in prompt]
         leaked = [m.id for m in tail if f"[{m.id}]" in prompt]
         assert not missing and not leaked, (
@@ -467,3 +522,54 @@ def test_an_orphaned_result_as_the_newest_message_is_folded() -> None:
     m.orphaned_result(3)
     m.failed_model_call(summarizer_fails=False)
     assert [x.kind for x in m.model] == ["summary"]
+
+
+def unless_registered(finding: str, got: list[str], want: list[str]) -> None:
+    """``got == want``, where the release does not have ``finding`` registered (where it
+    has, the machine left the step out and took the release's conversation)."""
+    if finding not in {f.id for f in findings.registered(VERSION)}:
+        assert got == want
+
+
+def test_a_result_answered_late_keeps_its_call() -> None:
+    """A call answered after the user spoke again, ``keep=("messages", 2)``: the cut lands
+    on the user's message and moves back to the call, so its result is not kept alone."""
+    m = program(Config(("messages", 4), ("messages", 2), None))
+    m.user(3)
+    m.model_call(summarizer_fails=False, calls=1, size=3, reported=None, late=1)
+    m.user(3)
+    m.answer([0], 3)
+    m.failed_model_call(summarizer_fails=False)
+    got = [x.kind for x in m.model]
+    unless_registered("LC-FOLD-KEEPS-ORPHAN-RESULT", got, ["summary", "ai", "human", "tool"])
+
+
+def test_interleaved_results_keep_both_calls() -> None:
+    """Two model messages ask for a tool each, and both results come back after the
+    second, the first's first: keeping two messages keeps both askers."""
+    m = program(Config(("messages", 5), ("messages", 2), None))
+    m.user(3)
+    m.model_call(summarizer_fails=False, calls=1, size=3, reported=None, late=1)
+    m.model_call(summarizer_fails=False, calls=1, size=3, reported=None, late=1)
+    m.answer([0, 0], 3)
+    m.failed_model_call(summarizer_fails=False)
+    got = [x.kind for x in m.model]
+    unless_registered("LC-FOLD-KEEPS-ORPHAN-RESULT", got, ["summary", "ai", "ai", "tool", "tool"])
+
+
+def test_a_call_pending_at_a_fold_is_summarized_and_its_late_result_moved_past() -> None:
+    """A run that opens with a model message whose call is still pending when the fold
+    summarizes it; its result, arriving after, answers a call that is gone, and the
+    next fold's cut on it moves past it."""
+    m = program(Config(("messages", 3), ("messages", 1), None))
+    id = m.new_id("a")
+    m.add(Message("ai", id, text(id, 3), calls=(f"{id}c0",)))
+    m.pending.append(f"{id}c0")
+    m.user(3)
+    m.user(3)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary", "human"]
+    m.answer([0], 3)
+    m.user(3)
+    m.failed_model_call(summarizer_fails=False)
+    assert [x.kind for x in m.model] == ["summary", "human"]
