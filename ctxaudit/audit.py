@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import atomic, replay, targets
+from ctxaudit import atomic, replay, shapes, targets
 from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.target_report import Finding as Finding  # re-exported
 from ctxaudit.target_report import TargetReport, heading, judge
@@ -91,9 +91,11 @@ def _pytest(
     seed: int | None,
     extra_env: dict[str, str],
     ticker: Ticker | None = None,
+    shapes_out: list[dict[str, Any]] | None = None,
 ) -> tuple[int, list[dict[str, Any]], str, float]:
     """Run pytest on ``paths`` for ``target`` in a fresh process (under the python and
-    environment the target's suites run in)."""
+    environment the target's suites run in); ``shapes_out`` takes the shape coverage
+    the suites counted (:mod:`ctxaudit.shapes`)."""
     kind = targets.get(target.kind)
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         results = Path(tmp) / "results.json"
@@ -109,9 +111,12 @@ def _pytest(
         if seed is not None:
             cmd.append(f"--hypothesis-seed={seed}")
         env = {**base_env, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
+        env["CTXAUDIT_SHAPES"] = str(Path(tmp) / "shapes.json")
         env.update(extra_env)
         status, output, elapsed = run_with_ticker(cmd, env, ticker)
         tests = json.loads(results.read_text())["tests"] if results.exists() else []
+        if shapes_out is not None:
+            shapes_out.extend(shapes.load(Path(env["CTXAUDIT_SHAPES"])))
     return status, tests, output, elapsed
 
 
@@ -167,8 +172,9 @@ def run_target(
         known = known_findings(target, phase("known findings"))
         affecting = ",".join(k["id"] for k in known if k["affects"])
         env = {"CTXAUDIT_FINDINGS": affecting} if kind.excludes_known else {}
+        reached: list[dict[str, Any]] = []
         status, tests, output, elapsed = _pytest(
-            target, list(kind.suites), profile, seed, env, phase("properties")
+            target, list(kind.suites), profile, seed, env, phase("properties"), reached
         )
     except Exception as exc:  # noqa: BLE001 - an environment that does not build, a bug
         # of ours: the suite never ran, so nothing is known of the target
@@ -191,6 +197,7 @@ def run_target(
         exit_status=status,
         tests=tests,
         known=known,
+        shapes=reached,
     )
     if status not in (0, 1) or not tests:
         why = f"the suite did not run (pytest exit {status}): {_tail(output)}"
@@ -260,8 +267,10 @@ class AttributeRequest:
 def run_attribute(request: AttributeRequest) -> int:
     """``ctxaudit attribute``: rerun one attribution of the fix audit (the regions left
     out are ``CTXAUDIT_FINDINGS``, as the report's command sets them). Exit 0 when the
-    fix explains the failure, 1 when not, 2 on bad usage."""
-    from ctxaudit.fixaudit import Attribution, attribute
+    fix explains the failure, 1 when not, 2 on bad usage (one line, before any work:
+    a blob that is no example, a test whose file is not in the suites) or when
+    ctxaudit could not check (a run that did not happen or ended in its own error)."""
+    from ctxaudit.fixaudit import EXPLAINED, NOT_EXPLAINED, Attribution, attribute, blob_error
 
     try:
         (target,) = [
@@ -280,6 +289,13 @@ def run_attribute(request: AttributeRequest) -> int:
     if fix is None:
         print(f"ctxaudit: no fix for {request.fix!r} in any target's fixes", file=sys.stderr)
         return 2
+    bad = blob_error(request.blob) if request.blob is not None else None
+    path = request.test.partition("::")[0]
+    if bad is None and not (REPO_ROOT / path).is_file():
+        bad = f"no test file {path!r} in ctxaudit's suites ({REPO_ROOT})"
+    if bad is not None:
+        print(f"ctxaudit: {bad}", file=sys.stderr)
+        return 2
     kind = targets.get(target.kind)
     resolved = kind.resolve(target.spec, target.repo)
     leave_out = [i for i in os.environ.get("CTXAUDIT_FINDINGS", "none").split(",") if i != "none"]
@@ -295,9 +311,9 @@ def run_attribute(request: AttributeRequest) -> int:
     one = Attribution(
         resolved.root, kind.fix_version(resolved), fix, request.test, request.blob, env
     )
-    text, explained = attribute(one, run)
+    text, outcome = attribute(one, run)
     print(text)
-    return 0 if explained else 1
+    return {EXPLAINED: 0, NOT_EXPLAINED: 1}.get(outcome, 2)
 
 
 def write_reports(report: TargetReport, out_root: Path) -> Path:

@@ -654,11 +654,49 @@ class Attribution:
     env: Mapping[str, str]
 
 
-def attribute(one: Attribution, run: Runner) -> tuple[str, bool]:
+#: what :func:`attribute` concludes: the fix explains the failure, it does not, or
+#: ctxaudit could not check (a run that did not happen or ended in its own error)
+EXPLAINED, NOT_EXPLAINED = "explained", "not explained"
+
+
+def blob_error(literal: str) -> str | None:
+    """Why ``literal`` (``--blob``: the bytes literal of a ``@reproduce_failure``) is no
+    example Hypothesis can replay, in a line; None when it is one."""
+    import ast
+
+    from hypothesis.core import decode_failure
+
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        value = None
+    if not isinstance(value, bytes):
+        return f"--blob {literal!r} is not the b'...' of a @reproduce_failure"
+    try:
+        decode_failure(value)
+    except Exception as exc:  # noqa: BLE001 - InvalidArgument, or the decoder's own
+        return f"--blob {literal!r} is no example Hypothesis can replay ({exc})"
+    return None
+
+
+def _did_not_run(test: dict[str, Any] | None) -> str:
+    """Why a run of the test gives no evidence either way ("" when it does)."""
+    if test is None:
+        return "the test did not run (no such test in the suites?)"
+    if _unchecked(test):
+        return f"could not check ({_unchecked(test)})"
+    if test["outcome"] == "skipped":
+        return f"the test was skipped (in its {test['when']})"
+    return ""
+
+
+def attribute(one: Attribution, run: Runner) -> tuple[str, str]:
     """One attribution, alone: replay the test (its example, or a plain rerun) on an
     unfixed copy of the tree and on the copy with the fix alone. Returns what
-    happened, in words, and whether the fix explains the failure (it fails without the
-    fix, and runs through with it)."""
+    happened, in words, and the conclusion: :data:`EXPLAINED` (it fails without the
+    fix and runs through with it), :data:`NOT_EXPLAINED`, or ``COULD_NOT_CHECK`` when
+    either run gives no evidence (the test did not run, was skipped, or ended in
+    ctxaudit's own error): never "does not fail" for a test that did not run."""
     import hypothesis
 
     fix, test, env = one.fix, one.test, dict(one.env)
@@ -668,21 +706,26 @@ def attribute(one: Attribution, run: Runner) -> tuple[str, bool]:
         plain = fixlib.fixed_copy(one.root, Path(tmp) / "unfixed", one.version, [])
         fixed = fixlib.fixed_copy(one.root, Path(tmp) / "fixed", one.version, [fix])
         if fixed.failed:
-            return f"the fix does not apply: {fixed.failed[fix.finding]}", False
+            return f"the fix does not apply: {fixed.failed[fix.finding]}", NOT_EXPLAINED
         without = _outcomes(run(str(plain.root), [test], env, replays)).get(test)
         with_fix = _outcomes(run(str(fixed.root), [test], env, replays)).get(test)
-    failed = without is not None and without["outcome"] == "failed" and not _explained(without)
-    if failed and without is not None:
+    lost = {"without the fix": _did_not_run(without), f"with {fix.finding}": _did_not_run(with_fix)}
+    if any(lost.values()):
+        lines = [f"{run_}: {why}" for run_, why in lost.items() if why]
+        return "\n".join([*lines, f"{COULD_NOT_CHECK}: no verdict on {test}"]), COULD_NOT_CHECK
+    assert without is not None and with_fix is not None
+    failed = without["outcome"] == "failed" and not _explained(without)
+    if failed:
         failure.message = (extract_findings(without) or [failure])[0].message
     passes = _explained(with_fix)
     lines = [
         "without the fix: " + (f"fails ({failure.message[:200]})" if failed else "does not fail"),
         f"with {fix.finding}: " + ("runs through, no failure" if passes else "fails"),
     ]
-    if with_fix is not None and not passes:
+    if not passes:
         lines[-1] += f" ({(extract_findings(with_fix) or [failure])[0].message[:200]})"
     explained = failed and passes
     lines.append(
         f"explained by the fix of {fix.finding}" if explained else "not explained by this fix"
     )
-    return "\n".join(lines), explained
+    return "\n".join(lines), EXPLAINED if explained else NOT_EXPLAINED

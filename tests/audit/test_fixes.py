@@ -12,7 +12,15 @@ import pytest
 
 from ctxaudit import fixes as fixlib
 from ctxaudit import targets
-from ctxaudit.fixaudit import VERIFIED, Attribution, FixAuditOptions, attribute, fix_audit
+from ctxaudit.fixaudit import (
+    EXPLAINED,
+    NOT_EXPLAINED,
+    VERIFIED,
+    Attribution,
+    FixAuditOptions,
+    attribute,
+    fix_audit,
+)
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.replay import parse_blob, ran_through
 from ctxaudit.target_report import Finding, TargetReport
@@ -211,15 +219,64 @@ def test_a_replay_runs_through_only_as_recorded() -> None:
 def test_attribute_reruns_one_attribution(tmp_path: Path) -> None:
     root = tree(tmp_path)
     blob = "b'AXic'"
-    text, ok = attribute(Attribution(root, "0.3", FIX_X, "test_p", blob, {}), fake_runner([]))
-    assert ok and "without the fix: fails (P: test_p broke)" in text, text
+    text, got = attribute(Attribution(root, "0.3", FIX_X, "test_p", blob, {}), fake_runner([]))
+    assert got == EXPLAINED and "without the fix: fails (P: test_p broke)" in text, text
     useless = Fix("X", (Form("*", (Edit("engine/a.py", "C = 1\n", "C = 2\n"),)),))
-    text, ok = attribute(Attribution(root, "0.3", useless, "test_p", blob, {}), fake_runner([]))
-    assert not ok and "not explained" in text
-    text, ok = attribute(
+    text, got = attribute(Attribution(root, "0.3", useless, "test_p", blob, {}), fake_runner([]))
+    assert got == NOT_EXPLAINED and "not explained" in text
+    text, got = attribute(
         Attribution(root, "0.3", NOT_APPLYING, "test_p", blob, {}), fake_runner([])
     )
-    assert not ok and "does not apply" in text
+    assert got == NOT_EXPLAINED and "does not apply" in text
+
+
+def test_an_attribution_whose_test_did_not_run_could_not_check(tmp_path: Path) -> None:
+    """A test no run reports (no such test), one skipped, one that ended in ctxaudit's own
+    error: no verdict, never "does not fail" without the fix and "fails" with it."""
+    root = tree(tmp_path)
+    text, got = attribute(Attribution(root, "0.3", FIX_X, "test_x", None, {}), fake_runner([]))
+    assert got == "could not check" and "does not fail" not in text, text
+    assert "without the fix: the test did not run" in text
+
+    inner = fake_runner([])
+
+    def broken(tree_: str, paths: list[str], env: dict[str, str], replays: Any) -> Any:
+        out = inner(tree_, paths, env, replays)
+        if "A = 2" in (Path(tree_) / "engine" / "a.py").read_text():  # the fixed copy
+            for t in out:
+                t.update(outcome="failed", could_not_check="TypeError: the harness")
+        return out
+
+    text, got = attribute(Attribution(root, "0.3", FIX_X, "test_p", None, {}), broken)
+    assert got == "could not check" and "with X: could not check (TypeError" in text, text
+
+
+@pytest.mark.parametrize(
+    ("blob", "test", "says"),
+    [
+        ("b'%%not base64'", "tests/gitreins/test_findings.py::x", "no example Hypothesis can"),
+        ("AEEBQR8BQQEBQQ8BQQ8A", "tests/gitreins/test_findings.py::x", "is not the b'...'"),
+        (None, "tests/gitreins/no_such_test.py::test_x", "no test file"),
+    ],
+)
+def test_attribute_rejects_a_bad_blob_or_test_before_any_work(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    blob: str | None,
+    test: str,
+    says: str,
+) -> None:
+    from ctxaudit import audit
+    from ctxaudit.audit import AttributeRequest, run_attribute
+
+    def no_work(*args: Any, **kw: Any) -> Any:
+        raise AssertionError("the attribution started")
+
+    monkeypatch.setattr(audit, "_pytest", no_work)
+    monkeypatch.setattr(targets.get("gitreins"), "resolve", no_work)
+    assert run_attribute(AttributeRequest("gitreins==0.14.0", "GR-GAP-062", test, blob)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and says in err, err
 
 
 def test_attribute_command_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
