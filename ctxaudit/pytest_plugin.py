@@ -37,6 +37,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from ctxaudit import stats
+    from ctxaudit import shapes, stats
 
     stats.dump()
+    shapes.dump()

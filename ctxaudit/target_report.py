@@ -52,6 +52,10 @@ class TargetReport:
     # error, a tree it cannot drive, an environment that does not build, a suite that
     # did not run); never findings
     unchecked: list[dict[str, Any]] = field(default_factory=list)
+    # the shape coverage of the property phase: each table a suite declared, with the
+    # steps that reached each cell outside the known findings' regions
+    # (ctxaudit/shapes.py); a cell at 0 is a gap
+    shapes: list[dict[str, Any]] = field(default_factory=list)
 
     @staticmethod
     def printed(command: str) -> str:

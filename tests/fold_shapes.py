@@ -117,3 +117,49 @@ def conversations(draw: st.DrawFn, max_steps: int = 14) -> tuple[Message, ...]:
 def entries(messages: Sequence[Message]) -> list[Entry]:
     """The model's messages as the invariants see them."""
     return [Entry(m.kind, m.id, m.calls, m.answers) for m in messages]
+
+
+#: what a conversation holds that a fold must handle, as the shape coverage counts it
+FEATURES = (
+    "text only",
+    "parallel calls",
+    "result answered late",
+    "results interleaved",
+    "call pending",
+    "result whose call is gone",
+    "opens with an earlier summary",
+    "opens with a model message or a result",
+)
+
+
+def features(messages: Sequence[Message]) -> list[str]:
+    """The :data:`FEATURES` a conversation holds (a late result is one with something
+    other than results between it and its call; interleaved results answer an earlier
+    model message after a later one asked for tools)."""
+    found = []
+    asker = {c: i for i, m in enumerate(messages) for c in m.calls}
+    answered = {m.answers for m in messages if m.kind == "tool"}
+    late = interleaved = False
+    for j, m in enumerate(messages):
+        if m.kind != "tool" or m.answers not in asker:
+            continue
+        between = messages[asker[m.answers] + 1 : j]
+        late = late or any(x.kind != "tool" and x.kind != "ai" for x in between)
+        interleaved = interleaved or any(x.kind == "ai" for x in between)
+    if not any(m.kind == "tool" or m.calls for m in messages):
+        found.append("text only")
+    if any(len(m.calls) > 1 for m in messages):
+        found.append("parallel calls")
+    if late:
+        found.append("result answered late")
+    if interleaved:
+        found.append("results interleaved")
+    if any(c not in answered for m in messages for c in m.calls):
+        found.append("call pending")
+    if any(m.kind == "tool" and m.answers not in asker for m in messages):
+        found.append("result whose call is gone")
+    if messages and messages[0].kind == "summary":
+        found.append("opens with an earlier summary")
+    if messages and messages[0].kind in ("ai", "tool"):
+        found.append("opens with a model message or a result")
+    return found

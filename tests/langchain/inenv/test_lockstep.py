@@ -40,6 +40,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from ctxaudit import shapes
 from ctxaudit.invariants.fold import check_fold
 from ctxaudit.targets.langchain import findings
 from ctxaudit.targets.langchain.adapter import (
@@ -57,7 +58,7 @@ from ctxaudit.targets.langchain.adapter import (
     view,
 )
 from model.fold import Message, fold, unit_start
-from tests.fold_shapes import PICKS, text
+from tests.fold_shapes import FEATURES, PICKS, features, text
 from tests.langchain.inenv.conftest import VERSION
 from tests.outside_hypothesis import event as _event
 from tests.outside_hypothesis import note as _note
@@ -80,6 +81,26 @@ REPORTS = st.none() | st.integers(1, 600) | st.tuples(st.integers(0, 5), OFFSETS
 LATE = st.sampled_from((0, 0, 0, 1, 2, 3))
 #: how a run opens: the user, or what is left of an edited or restored history
 OPENINGS = st.sampled_from(("human", "human", "ai", "tool"))
+
+
+#: the shape coverage this lockstep reports (ctxaudit/shapes.py), counted over the steps
+#: outside the known findings' regions
+HOLDS = "fold: what the conversation holds × what the step did"
+SETTINGS = "fold: the trigger × the kept tail, on steps that folded"
+shapes.declare(
+    HOLDS, ("the conversation holds", FEATURES), ("the step", ("no fold", "fold", "failed summary"))
+)
+shapes.declare(
+    SETTINGS,
+    ("trigger", ("one threshold", "a list", "clauses")),  # an empty list never folds
+    ("keep", ("messages", "tokens", "fraction")),
+)
+
+
+def trigger_form(config: Config) -> str:
+    if config.single():
+        return "one threshold"
+    return "clauses" if any(isinstance(t, dict) for t in config.trigger) else "a list"
 
 
 def splits_units(messages: tuple[Message, ...], raw: int) -> bool:
@@ -303,6 +324,11 @@ class FoldMachine(RuleBasedStateMachine):
             self.adopt(observed.folded)
             return observed.raised is None
         assert not broken, "the fold broke its invariants:\n" + "\n".join(broken)
+        did = "no fold" if not step.fires else "failed summary" if summarizer_fails else "fold"
+        for feature in features(before):
+            shapes.reached(HOLDS, feature, did)
+        if did == "fold":
+            shapes.reached(SETTINGS, trigger_form(self.config), self.config.keep[0])
         if not step.fires:
             assert observed.raised is None, f"no fold was due, yet it raised {observed.raised!r}"
             assert not observed.folded, (
