@@ -9,7 +9,10 @@ findings the project accepts, each with a person's reason. With ``--baseline FIL
 - so does an entry that no longer reproduces on any audited version of its target
   with no new finding (a new failure can keep a known finding's check from showing
   it): it must be removed, so that the finding's return fails the gate (a regression
-  of a fixed bug is never carved out as "known").
+  of a fixed bug is never carved out as "known");
+- an entry whose check ctxaudit could not make (its own error, a suite that did not
+  run) neither reproduces nor is stale: the verdict's ``unchecked`` says why, and the
+  audit ends "could not check" (exit 2), never a pass.
 
 The file is TOML, written by ``ctxaudit baseline`` and edited by hand::
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +79,9 @@ class Verdict:
     accepted: dict[str, list[str]]
     #: entries of an audited target that reproduced on none of its versions
     stale: list[Entry]
+    #: entries of an audited target whose check ctxaudit could not make, and why: they
+    #: neither reproduce nor are stale (the audit's exit 2, never a pass)
+    unchecked: list[tuple[Entry, str]] = field(default_factory=list)
 
     @property
     def fails(self) -> bool:
@@ -131,15 +137,13 @@ def judge(baseline: Baseline, reports: Iterable[Any]) -> Verdict:
 
     ``reports``: the run's target reports (``target``, the kind; ``known``; ``findings``,
     the new ones), ``label`` naming the version."""
+    reports = list(reports)
     accepted_ids = baseline.ids()
     failing: dict[str, list[str]] = {}
     accepted: dict[str, list[str]] = {}
     seen: set[str] = set()
-    clean: set[str] = set()  # the target kinds with a version that has no new finding
     for report in reports:
         label = f"{report.target}-{report.version}"
-        if not report.findings:
-            clean.add(report.target)
         known = reproducing(report)
         seen.update(known)
         why = _new_findings(report.findings)
@@ -149,11 +153,35 @@ def judge(baseline: Baseline, reports: Iterable[Any]) -> Verdict:
         mine = [k for k in known if k in accepted_ids]
         if mine:
             accepted[label] = mine
-    # a known finding's check can be masked by a new failure on its way (its program
-    # fails on another property first): only versions with no new finding tell that an
-    # entry no longer reproduces
-    stale = [e for e in baseline.entries if e.target in clean and e.id not in seen]
-    return Verdict(failing, accepted, stale)
+    stale: list[Entry] = []
+    unchecked: list[tuple[Entry, str]] = []
+    for entry in baseline.entries:
+        if entry.id in seen:
+            continue
+        # a known finding's check can be masked by a new failure on its way (its program
+        # fails on another property first): only versions with no new finding tell that
+        # an entry no longer reproduces, and only where its check was made
+        states = [_checked(entry.id, r) for r in reports if r.target == entry.target]
+        whys = [why for checked, why in states if not checked and why]
+        if any(checked for checked, _ in states):
+            stale.append(entry)
+        elif whys:
+            unchecked.append((entry, "; ".join(dict.fromkeys(whys))))
+    return Verdict(failing, accepted, stale, unchecked)
+
+
+def _checked(finding: str, report: Any) -> tuple[bool, str]:
+    """Whether ``report``'s version tells that ``finding`` does not reproduce there (it
+    does not reproduce there and its check was made, on a version with no new finding),
+    and when its check was not made, why ("" when a new finding masks it)."""
+    known = [k for k in report.known if k["id"] == finding]
+    if known and known[0].get("could_not_check"):
+        label = f"{report.target}-{report.version}"
+        return False, f"{label}: {known[0]['could_not_check']}"
+    if not known and not report.known:  # no known finding's check ran at all
+        label = f"{report.target}-{report.version}"
+        return False, f"{label}: the audit checked none of its known findings"
+    return (not report.findings, "")
 
 
 def _new_findings(findings: Sequence[Any]) -> list[str]:

@@ -302,3 +302,30 @@ def test_an_environment_that_does_not_build_is_could_not_check_and_not_cached(
         assert steps.reuse_properties("k" * 64, target, tmp_path / "reports") is None
     finally:
         targets.unregister("unbuildable")
+
+
+@pytest.mark.fault("known finding's check did not run")
+def test_a_baseline_entry_whose_check_did_not_run_is_neither_stale_nor_accepted() -> None:
+    """LC-STALE-REPORT-REFOLDS' check ended in ctxaudit's own error (the suite could not
+    start), or no known finding was checked at all: its baseline entry does not "no
+    longer reproduce" (remove it!) and is not accepted either; the verdict says why it
+    could not be checked."""
+    from types import SimpleNamespace
+
+    from ctxaudit.baseline import Baseline, Entry, judge
+
+    entry = Entry("LC-STALE-REPORT-REFOLDS", "langchain", "C1", "upstream")
+    b = Baseline(Path("b.toml"), (entry,))
+    why = "the known findings' check did not run: pytest exit 4"
+    unchecked = {"id": entry.id, "affects": False, "could_not_check": why}
+    for known in ([unchecked], []):
+        report = SimpleNamespace(target="langchain", version="1.5.2", findings=[], known=known)
+        verdict = judge(b, [report])
+        assert not verdict.stale and not verdict.accepted and not verdict.fails
+        assert [(e.id, "langchain-1.5.2" in w) for e, w in verdict.unchecked] == [(entry.id, True)]
+    assert why in judge(b, [SimpleNamespace(target="langchain", version="1.5.2", findings=[],
+                                            known=[unchecked])]).unchecked[0][1]  # fmt: skip
+    # checked on one version, where it does not reproduce: stale, as before
+    checked = {"id": entry.id, "affects": False}
+    report = SimpleNamespace(target="langchain", version="1.3.14", findings=[], known=[checked])
+    assert [e.id for e in judge(b, [report]).stale] == [entry.id]
