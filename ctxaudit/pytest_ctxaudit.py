@@ -6,19 +6,29 @@ that does not ask for it. Asked, with ``--ctxaudit=SPEC`` (as ``ctxaudit audit
 --target`` takes it: ``gitreins==0.17.1``, a path to the project's own tree,
 ``lightspeed-stack@REV``, ``ledger``; repeatable) or with a ``[tool.ctxaudit]`` table in
 the project's ``pyproject.toml`` (``target``, and optionally ``baseline``), it adds one
-test per property of each target version, and one per baseline entry:
+test per property of each target version (``ctxaudit/<target>-<version>::<property>``),
+and one per baseline entry (``ctxaudit/baseline::<id>``).
 
-- a property passes when it holds, fails when the target breaks it (the failure names
-  the property and the findings), and is an error when ctxaudit could not check it
-  (its own error, a tree it cannot drive: never a failure of the project);
+The plugin is the audit: the tests run one ``ctxaudit audit --no-mutation --no-fixes``
+process per session (in its own process, so the suites never share this process's
+modules) and read its reports, judged as the audit judges them:
+
+- a property passes when it holds, fails when the target breaks it, and is an error
+  when ctxaudit could not check it (its own error, a tree it cannot drive: never a
+  failure of the project); a failure says, once each, the new findings on the
+  property and the known findings that break it (a failure the audit attributes to a
+  known finding is that finding's, as in ``findings.md``);
 - with a baseline (``--ctxaudit-baseline=FILE`` or ``baseline`` in the table), a
-  property broken only by accepted known findings passes, and an entry that no longer
-  reproduces fails, naming the entry (remove it, so that the finding's return fails).
+  property broken only by known findings it accepts passes; an entry fails when the
+  audit finds it no longer reproduces (``ctxaudit.baseline.judge``: remove it, so that
+  the finding's return fails) and is an error when its check could not be made.
 
-The suites run in one ``ctxaudit audit`` process per session (no mutation, no fix
-audit: those are the release audit's), so they never share this process's modules.
-Hypothesis' options are passed on: ``--hypothesis-seed`` as the audit's seed, and
-``--hypothesis-profile`` when it names one of ctxaudit's profiles.
+Selection is pytest's: ``--ctxaudit`` on the command line asks for the tests; from the
+``[tool.ctxaudit]`` table they join a run that names no path (the project's whole
+suite) or names them (``pytest ctxaudit``, ``pytest ctxaudit/gitreins-0.17.1::V7``);
+``-k`` and ``-m`` select among them as among any tests. The audit runs only when one of
+its tests runs. Hypothesis' options are passed on: ``--hypothesis-seed`` as the audit's
+seed, and ``--hypothesis-profile`` when it names one of ctxaudit's profiles.
 """
 
 from __future__ import annotations
@@ -30,11 +40,14 @@ import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 _STATE = pytest.StashKey["_Run"]()
+#: the first part of the node ids of the plugin's tests, and the argument that names them
+PREFIX = "ctxaudit"
 
 
 class CouldNotCheck(Exception):
@@ -86,6 +99,10 @@ class _Run:
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     exit_code: int | None = None
     output: str = ""
+    #: the baseline's verdict on the reports (``ctxaudit.baseline.judge``), once read
+    verdict: Any = None
+    #: the node ids of the plugin's tests the command line named (None: not by name)
+    named: list[str] | None = None
 
     def command(self, out: Path) -> list[str]:
         cmd = [sys.executable, "-m", "ctxaudit", "audit", "--no-mutation", "--no-fixes"]
@@ -94,6 +111,8 @@ class _Run:
             cmd += ["--target", spec]
         if self.seed is not None:
             cmd += ["--seed", self.seed]
+        if self.baseline is not None:
+            cmd += ["--baseline", str(self.baseline)]
         for option in self.options:
             name, _, value = option.partition("=")
             cmd += [f"--{name.lstrip('-')}", value] if value else [f"--{name.lstrip('-')}"]
@@ -114,6 +133,38 @@ class _Run:
         for path in self.out.glob("*/findings.json"):
             data = json.loads(path.read_text())
             self.reports[f"{data['target']}-{data['version']}"] = data
+        if self.baseline is not None and self.exit_code in (0, 1, 2):
+            from ctxaudit.baseline import judge, load
+
+            self.verdict = judge(
+                load(self.baseline), [_as_report(r) for r in self.reports.values()]
+            )
+
+    def accepted(self) -> set[str] | None:
+        """The ids the baseline accepts (None: no baseline)."""
+        if self.baseline is None:
+            return None
+        from ctxaudit.baseline import load
+
+        return load(self.baseline).ids()
+
+    def crashed(self) -> str | None:
+        """Why nothing the audit wrote can be read as its verdict (None: it can). An exit
+        other than 0, 1 and 2 (a crash, a signal, bad usage of the audit's own command)
+        leaves no verdict, whatever reports it wrote."""
+        if self.exit_code in (0, 1, 2):
+            return None
+        return f"ctxaudit audit ended with exit {self.exit_code}: {_tail(self.output)}"
+
+
+def _tail(output: str, lines: int = 3) -> str:
+    return " | ".join(output.strip().splitlines()[-lines:]) or "(no output)"
+
+
+def _as_report(data: dict[str, Any]) -> SimpleNamespace:
+    """A report as ``ctxaudit.baseline.judge`` reads it (attributes, findings too)."""
+    findings = [SimpleNamespace(**f) for f in data.get("findings", [])]
+    return SimpleNamespace(**{**data, "findings": findings})
 
 
 def _table(rootdir: Path) -> dict[str, Any]:
@@ -129,34 +180,54 @@ def _table(rootdir: Path) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
+def _named(config: pytest.Config, asked: bool) -> list[str] | None:
+    """The plugin's tests the command line names, taken out of pytest's own arguments
+    (no file holds them): ``[]`` for all of them when the run names no path at all or
+    ``--ctxaudit`` asked for them, None for none of them (the paths named are the
+    project's own)."""
+    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
+    mine = [a for a in config.args if a == PREFIX or a.startswith(PREFIX + "/")]
+    if mine:
+        config.args[:] = [a for a in config.args if a not in mine]
+        return [] if PREFIX in mine else mine
+    return [] if asked or not explicit else None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     rootdir = Path(str(config.rootpath))
     table = _table(rootdir)
     specs = list(config.getoption("--ctxaudit") or [])
+    asked = bool(specs)
     if not specs:
         target = table.get("target", [])
         specs = [target] if isinstance(target, str) else [str(t) for t in target]
     if not specs:
         return  # not asked for: the run is the project's own, unchanged
+    named = _named(config, asked)
+    if named is None:
+        return  # the run names the project's own paths only: the audit is not selected
     baseline = config.getoption("--ctxaudit-baseline") or table.get("baseline")
     options = list(config.getoption("--ctxaudit-option") or [])
     options += [f"{k}={v}" for k, v in table.get("options", {}).items()]
     seed = config.getoption("--hypothesis-seed", default=None)
     from ctxaudit import profiles
 
-    asked = config.getoption("--hypothesis-profile", default=None)
-    profile = asked if asked in profiles.PROFILES else "ci"
+    asked_profile = config.getoption("--hypothesis-profile", default=None)
+    profile = asked_profile if asked_profile in profiles.PROFILES else "ci"
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
     config.stash[_STATE] = _Run(
         specs=specs,
         baseline=(rootdir / baseline) if baseline else None,
-        options=[*options, *([f"baseline={rootdir / baseline}"] if baseline else [])],
+        options=options,
         rootdir=rootdir,
         seed=None if seed is None else str(seed),
         profile=profile,
-        out=config.cache.mkdir("ctxaudit-reports") if config.cache is not None else None,
+        out=cache.mkdir("ctxaudit-reports") if cache is not None else None,
+        named=named or None,
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k, -m and --deselect select among all tests
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
@@ -165,6 +236,7 @@ def pytest_collection_modifyitems(
         return
     from ctxaudit import targets
 
+    mine: list[pytest.Item] = []
     repos = {t: Path(v) for t, v in _repo_options(run.options).items()}
     for spec in run.specs:
         try:
@@ -173,11 +245,11 @@ def pytest_collection_modifyitems(
             raise pytest.UsageError(f"ctxaudit: {exc}") from None
         for d in described:
             for prop, name in targets.get(d.kind).properties.items():
-                items.append(
+                mine.append(
                     PropertyItem.from_parent(
                         session,
                         name=f"{prop} {name}",
-                        nodeid=f"ctxaudit/{d.label}::{prop}",
+                        nodeid=f"{PREFIX}/{d.label}::{prop}",
                         run=run,
                         label=d.label,
                         prop=prop,
@@ -191,15 +263,25 @@ def pytest_collection_modifyitems(
         except BaselineError as exc:
             raise pytest.UsageError(f"ctxaudit: {exc}") from None
         for entry in entries:
-            items.append(
+            mine.append(
                 BaselineItem.from_parent(
                     session,
                     name=entry.id,
-                    nodeid=f"ctxaudit/baseline::{entry.id}",
+                    nodeid=f"{PREFIX}/baseline::{entry.id}",
                     run=run,
                     entry=entry,
-                )
+                )  # fmt: skip
             )
+    if run.named:
+        mine = [i for i in mine if any(_names(arg, i.nodeid) for arg in run.named)]
+    items.extend(mine)
+
+
+def _names(arg: str, nodeid: str) -> bool:
+    """A command-line argument names this test: its node id, or a part of it ending at
+    a ``/`` or ``::`` (``ctxaudit/gitreins-0.17.1`` names that version's tests)."""
+    arg = arg.rstrip("/")
+    return nodeid == arg or nodeid.startswith((arg + "/", arg + "::"))
 
 
 def _repo_options(options: list[str]) -> dict[str, str]:
@@ -215,95 +297,152 @@ def _repo_options(options: list[str]) -> dict[str, str]:
     }
 
 
+def judge_property(report: dict[str, Any], prop: str, accepted: set[str] | None) -> tuple[str, str]:
+    """One property of one version's report, as the audit judges it: (``holds``,
+    ``fails``, ``could not check`` or ``not checked``; what to say). ``accepted``: the
+    known findings the baseline accepts (None: no baseline), which make a property
+    broken only by them hold.
+
+    The known findings that break the property are those that reproduce on it and the
+    owners of the failures the audit attributed to a known finding; each failure is
+    said once: a new one with its counterexample, an attributed one under its owner."""
+    label = f"{report['target']}-{report['version']}"
+    verdict = report.get("verdicts", {}).get(prop, "not checked")
+    if verdict == "holds":
+        return "holds", ""
+    if verdict == "not checked":
+        return "not checked", f"{prop}: no test checks it on {label}"
+    if verdict == "could not check":
+        whys = [u["why"] for u in report.get("unchecked", []) if prop in u.get("properties", [])]
+        why = "; ".join(dict.fromkeys(whys)) or "see its report"
+        return "could not check", f"{prop}: ctxaudit could not check it on {label}: {why}"
+    new = [f for f in report.get("findings", []) if prop in f.get("properties", [])]
+    known: dict[str, list[dict[str, Any]]] = {}  # id -> the failures it explains
+    for k in report.get("known", []):
+        if k.get("affects") and prop in str(k.get("property", "")).split("/"):
+            known.setdefault(k["id"], [])
+    for f in report.get("attributed", []):
+        if prop in f.get("properties", []):
+            for owner in f.get("owners", [])[:1]:
+                known.setdefault(owner, []).append(f)
+    unaccepted = [k for k in known if accepted is None or k not in accepted]
+    if not new and not unaccepted and known:
+        return "holds", f"{prop}: broken only by accepted known findings {', '.join(known)}"
+    summaries = {k["id"]: k.get("summary", "") for k in report.get("known", [])}
+    lines = [f"{label} breaks {prop}:"]
+    for f in new:
+        lines += ["", f"new finding: {f.get('message', '')}", f"  test: {f.get('test', '')}"]
+        if f.get("reproduction"):
+            lines += ["  " + ln for ln in str(f["reproduction"]).splitlines()]
+    for fid, explained in known.items():
+        said = " (accepted by the baseline)" if accepted is not None and fid in accepted else ""
+        lines += ["", f"known finding {fid}{said}: {summaries.get(fid, '')}"]
+        for f in explained:
+            lines += [f"  explains: {f.get('message', '')} ({f.get('test', '')})"]
+    if not new and not known:  # the audit says it fails, and names nothing: say so
+        lines += ["", "the audit's report names no finding on it"]
+    return "fails", "\n".join(lines)
+
+
 class PropertyItem(pytest.Item):
     """One property of one target version."""
 
     def __init__(self, *, run: _Run, label: str, prop: str, **kw: Any) -> None:
         super().__init__(**kw)
         self.run, self.label, self.prop = run, label, prop
+        self.extra_keyword_matches.update({PREFIX, label})  # -k ctxaudit, -k gitreins-0.17.1
 
     def setup(self) -> None:
         """Run the audit (once per session); ctxaudit's could-not-check is an error of
         this test's setup, never a failure of the project."""
         self.run.ensure()
+        crashed = self.run.crashed()
+        if crashed:
+            raise CouldNotCheck(crashed)
         report = self.run.reports.get(self.label)
         if report is None:
-            raise CouldNotCheck(f"the audit wrote no report for {self.label} "
-                                f"(exit {self.run.exit_code})")  # fmt: skip
-        verdict = report["verdicts"].get(self.prop, "not checked")
-        if verdict == "could not check":
-            raise CouldNotCheck(f"{self.prop}: ctxaudit could not check it on {self.label}")
-        self.report = report
+            raise CouldNotCheck(
+                f"the audit wrote no report for {self.label} (exit {self.run.exit_code}): "
+                + _tail(self.run.output)
+            )
+        self.outcome, self.text = judge_property(report, self.prop, self.run.accepted())
+        if self.outcome == "could not check":
+            raise CouldNotCheck(self.text)
 
     def runtest(self) -> None:
-        verdict = self.report["verdicts"].get(self.prop, "not checked")
-        if verdict == "holds":
-            return
-        if verdict == "not checked":
-            pytest.skip(f"{self.prop}: not checked on {self.label}")
-        accepted = self._accepted()
-        new = [f for f in self.report["findings"] if self.prop in f.get("properties", [])]
-        known = [k for k in self.report["known"] if k.get("affects") and self._about(k)]
-        unaccepted = [k for k in known if k["id"] not in accepted]
-        if not new and not unaccepted and known:
-            return  # broken only by known findings the project's baseline accepts
-        raise PropertyBroken(self._why(new, unaccepted))
-
-    def _about(self, known: dict[str, Any]) -> bool:
-        return self.prop in str(known.get("property", "")).split("/")
-
-    def _accepted(self) -> set[str]:
-        if self.run.baseline is None:
-            return set()
-        from ctxaudit.baseline import load
-
-        return set(load(self.run.baseline).ids())
-
-    def _why(self, new: list[dict[str, Any]], known: list[dict[str, Any]]) -> str:
-        lines = [f"{self.label} breaks {self.prop}:"]
-        lines += [f"  new finding: {f.get('message', '')} ({f.get('test', '')})" for f in new]
-        lines += [f"  known finding {k['id']}: {k.get('summary', '')}" for k in known]
-        if new and new[0].get("reproduction"):
-            lines += ["", "The first new finding's counterexample:", new[0]["reproduction"]]
-        if self.run.out is not None:
-            lines += ["", f"Report: {self.run.out / self.label / 'findings.md'}"]
-        return "\n".join(lines)
+        if self.outcome == "not checked":
+            pytest.skip(self.text)
+        if self.outcome == "fails":
+            report = "" if self.run.out is None else str(self.run.out / self.label / "findings.md")
+            raise PropertyBroken(self.text + (f"\n\nReport: {report}" if report else ""))
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str:
         if isinstance(excinfo.value, PropertyBroken | CouldNotCheck):
-            tail = "\n".join(self.run.output.splitlines()[-15:])
-            return f"{excinfo.value}\n\nctxaudit audit (its last lines):\n{tail}"
+            return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int, str]:
-        return "ctxaudit", 0, f"ctxaudit/{self.label}::{self.prop}"
+        return PREFIX, 0, f"{PREFIX}/{self.label}::{self.prop}"
 
 
 class BaselineItem(pytest.Item):
-    """One baseline entry: it fails when the finding no longer reproduces."""
+    """One baseline entry: it fails when the audit finds it no longer reproduces."""
 
     def __init__(self, *, run: _Run, entry: Any, **kw: Any) -> None:
         super().__init__(**kw)
         self.run, self.entry = run, entry
+        self.extra_keyword_matches.update({PREFIX, "baseline"})
+
+    def setup(self) -> None:
+        self.run.ensure()
+        crashed = self.run.crashed()
+        if crashed:
+            raise CouldNotCheck(crashed)
+        verdict = self.run.verdict
+        why = dict((e.id, w) for e, w in getattr(verdict, "unchecked", []))
+        if self.entry.id in why:
+            raise CouldNotCheck(
+                f"baseline entry {self.entry.id}: ctxaudit could not check whether it "
+                f"reproduces: {why[self.entry.id]}"
+            )
 
     def runtest(self) -> None:
-        self.run.ensure()
-        mine = [r for r in self.run.reports.values() if r["target"] == self.entry.target]
-        clean = [r for r in mine if not r["findings"]]
-        if not clean:
-            pytest.skip(f"no version of {self.entry.target} audited without a new finding")
-        if not any(k["id"] == self.entry.id and k.get("affects") for r in mine for k in r["known"]):
+        verdict = self.run.verdict
+        if any(e.id == self.entry.id for e in verdict.stale):
             raise PropertyBroken(
                 f"baseline entry {self.entry.id} no longer reproduces: remove it from "
                 f"{self.run.baseline}, so that the finding's return fails the gate"
+            )
+        reproduces = any(self.entry.id in ids for ids in verdict.accepted.values())
+        if not reproduces:
+            audited = any(r["target"] == self.entry.target for r in self.run.reports.values())
+            pytest.skip(
+                f"baseline entry {self.entry.id}: every audited version of "
+                f"{self.entry.target} has a new finding, which can keep its check from "
+                "showing it"
+                if audited
+                else f"baseline entry {self.entry.id}: {self.entry.target} is not audited here"
             )
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str:
-        return str(excinfo.value)
+        if isinstance(excinfo.value, PropertyBroken | CouldNotCheck):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int, str]:
-        return "ctxaudit", 0, f"ctxaudit/baseline::{self.entry.id}"
+        return PREFIX, 0, f"{PREFIX}/baseline::{self.entry.id}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The audit's last lines, once, when it did not check everything (its exit 2, or
+    a crash): what the errors above come from."""
+    run = config.stash.get(_STATE, None)
+    if run is None or run.exit_code in (None, 0, 1):
+        return
+    terminalreporter.section(f"ctxaudit audit (exit {run.exit_code}): its last lines")
+    for line in run.output.splitlines()[-15:]:
+        terminalreporter.write_line(line)

@@ -9,9 +9,11 @@ Each run is a real ``pytest`` process in a temporary project, as a maintainer ru
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -102,3 +104,135 @@ def test_the_projects_baseline_owns_the_gate(tmp_path: Path) -> None:
     assert stale.returncode == 1
     assert "FAILED ctxaudit/baseline::GR-GAP-062" in stale.stdout
     assert "baseline entry GR-GAP-062 no longer reproduces" in stale.stdout
+
+
+#: a real report of gitreins 0.14.0 (the audit's, with its attributions): 7 failures
+#: outside GR-GAP-062's region, on V1, V7 and V8/V1, that its fix explains
+REPORT_0140 = ROOT / "reports" / "gitreins-0.14.0" / "findings.json"
+
+#: the project's conftest: the plugin's audit process replaced by one that writes
+#: REPORT_0140 and exits with FAKE_EXIT (what the plugin makes of the audit's report,
+#: in a second, with no audit run)
+FAKE_AUDIT = """
+import os, shutil, subprocess
+from pathlib import Path
+from ctxaudit import pytest_ctxaudit as plugin
+
+class _Audit:
+    @staticmethod
+    def run(cmd, **kw):
+        out = Path(cmd[cmd.index("--out") + 1]) / "gitreins-0.14.0"
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPORT, out / "findings.json")
+        line = "ctxaudit: the audit's own last line"
+        return subprocess.CompletedProcess(cmd, int(os.environ["FAKE_EXIT"]), line, "")
+
+plugin.subprocess = _Audit
+"""
+
+
+def _reported(
+    project: Path, *args: str, exit_code: int, report: Path = REPORT_0140
+) -> subprocess.CompletedProcess[str]:
+    (project / "conftest.py").write_text(f"REPORT = {str(report)!r}\n{FAKE_AUDIT}")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-rA", "-p", "no:randomly", *args],
+        cwd=project, capture_output=True, text=True, check=False,
+        env={**os.environ, "FAKE_EXIT": str(exit_code)},
+    )  # fmt: skip
+
+
+def _block(out: str, nodeid: str) -> str:
+    """A failure's block in pytest's output: from its header to the next one."""
+    after = out.split(f"_ {nodeid} _", 1)[1].split("\n", 1)[1]
+    return after.split("\n___", 1)[0].split("\n===", 1)[0]
+
+
+def test_a_failure_the_audit_attributes_is_its_known_finding_s_once(tmp_path: Path) -> None:
+    """V7 on 0.14.0 fails through GR-GAP-062 alone (the failure its fix explains is
+    not also a "new finding"), V1 too (a failure GR-GAP-062's fix explains, although
+    GR-GAP-062 is V7's), each failure is one block, and the audit's output is not
+    repeated under each."""
+    project = _project(tmp_path, '[tool.ctxaudit]\ntarget = "gitreins==0.14.0"\n')
+    proc = _reported(project, exit_code=1)
+    out = proc.stdout
+    assert proc.returncode == 1, out[-3000:]
+    v7 = _block(out, "ctxaudit/gitreins-0.14.0::V7")
+    assert "new finding" not in v7 and v7.count("known finding GR-GAP-062") == 1, v7
+    v1 = _block(out, "ctxaudit/gitreins-0.14.0::V1")
+    assert "known finding GR-GAP-062" in v1 and "explains: V1:" in v1, v1
+    assert "the audit's own last line" not in out
+    assert "PASSED ctxaudit/gitreins-0.14.0::B1" in out
+
+
+def test_a_baseline_holds_in_the_plugin_wherever_it_holds_in_the_audit(tmp_path: Path) -> None:
+    """Every known finding that reproduces on 0.14.0 accepted: the audit's baseline
+    verdict holds (``ctxaudit.baseline.judge``), and so does every test of the plugin."""
+    from ctxaudit.baseline import Baseline, Entry, judge, render
+
+    data = json.loads(REPORT_0140.read_text())
+    entries = [Entry(k["id"], "gitreins", k["property"], "upstream")
+               for k in data["known"] if k["affects"]]  # fmt: skip
+    project = _project(
+        tmp_path, '[tool.ctxaudit]\ntarget = "gitreins==0.14.0"\nbaseline = "b.toml"\n'
+    )
+    (project / "b.toml").write_text(render(entries))
+    report = SimpleNamespace(**{**data, "findings": []})
+    assert not judge(Baseline(project / "b.toml", tuple(entries)), [report]).fails
+    proc = _reported(project, exit_code=0)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "PASSED ctxaudit/gitreins-0.14.0::V1" in proc.stdout
+    assert "PASSED ctxaudit/baseline::GR-GAP-062" in proc.stdout
+
+
+def test_without_the_cache_plugin_it_runs(tmp_path: Path) -> None:
+    project = _project(tmp_path, '[tool.ctxaudit]\ntarget = "ledger"\n')
+    proc = _pytest(project, "-p", "no:cacheprovider", "--collect-only", "-q")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "ctxaudit/ledger-0.1.0::S1" in proc.stdout
+
+
+def test_path_and_k_selection_leave_the_audit_out_unless_they_select_it(
+    tmp_path: Path,
+) -> None:
+    """pytest's convention: the table's tests join a run that names no path, or names
+    them; ``-k`` selects among them as among the project's own."""
+    project = _project(tmp_path, '[tool.ctxaudit]\ntarget = "ledger"\n')
+
+    def collected(*args: str) -> list[str]:
+        proc = _pytest(project, "--collect-only", "-q", *args)
+        assert proc.returncode in (0, 5), proc.stdout[-2000:] + proc.stderr[-2000:]
+        return [ln for ln in proc.stdout.splitlines() if "::" in ln]
+
+    everything = collected()
+    assert "tests/test_own.py::test_own" in everything
+    assert "ctxaudit/ledger-0.1.0::S1" in everything
+    assert collected("tests/test_own.py::test_own") == ["tests/test_own.py::test_own"]
+    assert collected("-k", "test_own") == ["tests/test_own.py::test_own"]
+    assert collected("-k", "S1") == ["ctxaudit/ledger-0.1.0::S1"]
+    assert collected("ctxaudit/ledger-0.1.0::S2") == ["ctxaudit/ledger-0.1.0::S2"]
+    both = collected("ctxaudit", "tests/test_own.py")
+    assert "tests/test_own.py::test_own" in both and "ctxaudit/ledger-0.1.0::C1" in both
+
+
+def test_a_baseline_entry_whose_check_did_not_run_is_an_error(tmp_path: Path) -> None:
+    """GR-GAP-062's check ended in ctxaudit's own error: its entry is neither "no longer
+    reproduces" (a failure) nor a pass, but an error saying why; the audit's last lines
+    are shown once (it ended with exit 2)."""
+    data = json.loads(REPORT_0140.read_text())
+    for k in data["known"]:
+        if k["id"] == "GR-GAP-062":
+            k.update(affects=False, could_not_check="its regression test's harness failed")
+    report = tmp_path / "findings.json"
+    report.write_text(json.dumps(data))
+    project = _project(
+        tmp_path, '[tool.ctxaudit]\ntarget = "gitreins==0.14.0"\nbaseline = "b.toml"\n'
+    )
+    (project / "b.toml").write_text(
+        '[[accepted]]\nid = "GR-GAP-062"\ntarget = "gitreins"\nwhy = "upstream"\n'
+    )
+    proc = _reported(project, exit_code=2, report=report)
+    out = proc.stdout
+    assert "ERROR ctxaudit/baseline::GR-GAP-062" in out, out[-3000:]
+    assert "its regression test's harness failed" in out and "no longer reproduces" not in out
+    assert out.count("the audit's own last line") == 1
