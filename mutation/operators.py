@@ -26,6 +26,13 @@ longer operator list - and adds nothing else to mutmut:
       by another value *of the same kind* in scope of the enclosing function
       (GR-GAP-062: ``budget_used > threshold`` -> ``cumulative_prompt_tok > threshold``).
 
+``wrong-comparison`` and ``removed-write`` beyond one token
+    ``ifexp_branch`` (a conditional expression replaced by either branch), ``clause``
+    (one clause of an ``and``/``or`` dropped) and ``bound`` (a ``range`` or slice bound
+    moved by one) are wrong-comparison; ``branch_assign`` (an assignment to a local in
+    one branch of an ``if``/``try`` deleted) and ``await_result`` (an awaited result
+    ignored, its call kept) are removed-write. Their rules: :mod:`mutation.operators_beyond`.
+
 ``other``
     Every other mutant mutmut makes (numbers, strings, ``None`` assignments, argument
     removal, ``and``/``or``, arithmetic, ...).
@@ -49,6 +56,7 @@ from mutmut.mutation.file_mutation import Mutation, MutationVisitor, OuterFuncti
 from mutmut.mutation.mutators import mutation_operators as MUTMUT_OPERATORS
 from mutmut.mutation.pragma_handling import IgnoredCode, PragmaVisitor
 
+from mutation import operators_beyond as beyond
 from mutation.operators_operand import EQUALITY, operand_replacements, scan_operands
 from mutation.operators_operand import OPERAND_CANDIDATES as OPERAND_CANDIDATES
 from mutation.operators_operand import Operand as Operand
@@ -79,6 +87,10 @@ _SENSE: dict[type[cst.CSTNode], type[cst.CSTNode]] = {
     cst.LessThanEqual: cst.GreaterThanEqual,
 }
 
+#: the operators of :mod:`mutation.operators_beyond`, by the kind each belongs to
+BEYOND_WRONG_COMPARISON = ("ifexp_branch", "clause", "bound")
+BEYOND_REMOVED_WRITE = ("branch_assign", "await_result")
+
 
 @dataclass
 class CtxMutation(Mutation):
@@ -95,6 +107,9 @@ class CtxMutation(Mutation):
 class OperatorSettings:
     quiet_calls: tuple[str, ...] = DEFAULT_QUIET_CALLS
     operand_candidates: int = OPERAND_CANDIDATES
+    #: make the operators of :mod:`mutation.operators_beyond` too (off: the operator set
+    #: before them, which the tests compare ids against)
+    beyond_one_line: bool = True
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -174,9 +189,9 @@ def classify(operator: str, node: cst.CSTNode) -> tuple[str, str]:
         return "identity", WRONG_COMPARISON
     if operator == "keywords" and isinstance(node, cst.In | cst.NotIn):
         return "membership", WRONG_COMPARISON
-    if operator in ("sense", "operand"):
+    if operator in ("sense", "operand", *BEYOND_WRONG_COMPARISON):
         return operator, WRONG_COMPARISON
-    if operator == "statement":
+    if operator in ("statement", *BEYOND_REMOVED_WRITE):
         return operator, REMOVED_WRITE
     return operator, OTHER
 
@@ -200,7 +215,9 @@ class CtxMutationVisitor(MutationVisitor):
 
     Apart from the operator list, the only changes are: quiet calls are skipped with
     everything inside them, so is a change of a ``cast``'s type alone (equivalent by
-    construction), and each mutation records operator, kind and position.
+    construction), and each mutation records operator, kind and position. For the
+    operators beyond one token it also notes, top-down, the statement lines directly in
+    a branch of an ``if``/``try`` and the inner nodes of ``and``/``or`` chains.
     """
 
     METADATA_DEPENDENCIES = (PositionProvider, OuterFunctionProvider)
@@ -209,6 +226,8 @@ class CtxMutationVisitor(MutationVisitor):
         self.settings = settings or OperatorSettings()
         self._function: cst.FunctionDef | None = None
         self._operand_cache: dict[int, dict[str, Operand]] = {}
+        self._branch_lines: set[int] = set()
+        self._inner_clauses: set[int] = set()
         self._named: list[tuple[type, str, Callable[[cst.CSTNode], Iterable[cst.CSTNode]]]] = [
             (t, op.__name__.removeprefix("operator_"), op) for t, op in MUTMUT_OPERATORS
         ]
@@ -217,11 +236,33 @@ class CtxMutationVisitor(MutationVisitor):
             (cst.ComparisonTarget, "sense", comparison_sense),  # type: ignore[list-item]
             (cst.Comparison, "operand", self._operand),
         ]
+        if self.settings.beyond_one_line:
+            lines = (cst.SimpleStatementLine, cst.SimpleStatementSuite)
+            self._named += [
+                (cst.IfExp, "ifexp_branch", beyond.ifexp_branch),  # type: ignore[list-item]
+                (cst.BooleanOperation, "clause", self._clause),
+                (cst.Call, "bound", beyond.bound),  # type: ignore[list-item]
+                (cst.Slice, "bound", beyond.bound),  # type: ignore[list-item]
+                (lines, "branch_assign", self._branch_assign),  # type: ignore[list-item]
+                (lines, "await_result", beyond.await_result),  # type: ignore[list-item]
+            ]
         super().__init__([(t, op) for t, _, op in self._named], ignored_code, None)
 
     def _removed_write(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
         assert isinstance(node, cst.SimpleStatementLine)
         return removed_write(node, self.settings.quiet_calls)
+
+    def _clause(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+        assert isinstance(node, cst.BooleanOperation)
+        if id(node) in self._inner_clauses:
+            return ()
+        return beyond.clause(node)
+
+    def _branch_assign(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+        if id(node) not in self._branch_lines:
+            return ()
+        assert isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite)
+        return beyond.branch_assign(node)
 
     def _operand(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
         assert isinstance(node, cst.Comparison)
@@ -238,6 +279,10 @@ class CtxMutationVisitor(MutationVisitor):
             return False
         func = self.get_metadata(OuterFunctionProvider, node, None)
         self._function = func if isinstance(func, cst.FunctionDef) else None
+        if self.settings.beyond_one_line:
+            self._branch_lines.update(id(s) for s in beyond.branch_statements(node))
+            if isinstance(node, cst.BooleanOperation) and id(node) not in self._inner_clauses:
+                self._inner_clauses.update(id(n) for n in beyond.boolean_chain(node)[2])
         return super().on_visit(node)
 
     def _create_mutations(self, node: cst.CSTNode) -> None:
