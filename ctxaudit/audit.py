@@ -137,11 +137,30 @@ def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[st
         if status not in (0, 1) or not tests:
             why = "the known findings' check did not run: " + _tail(output)
             unchecked = {k["repro"]: why for k in known}
+        for entry in known:  # a check that never reached its test's call tells nothing
+            if not entry["affects"] and not _ran(entry["repro"], outcome):
+                why = _not_run(entry["repro"], tests)
+                unchecked.setdefault(entry["repro"], why)
         for entry in known:
             why = entry.get("could_not_check") or unchecked.get(entry["repro"])
             if why:  # neither reproduces nor does not: ctxaudit could not tell
                 entry.update(affects=False, could_not_check=why)
         return known
+
+
+def _ran(repro: str, outcome: Mapping[str, str]) -> bool:
+    """A known finding's check reached the call of its test (``repro``: its node id, or
+    the file or the parametrized test that holds it)."""
+    return any(n == repro or n.startswith((repro + "::", repro + "[")) for n in outcome)
+
+
+def _not_run(repro: str, tests: list[dict[str, Any]]) -> str:
+    """Why a known finding's check did not run, in words."""
+    mine = [t for t in tests if t["nodeid"] == repro or t["nodeid"].startswith(repro + "[")]
+    skipped = [t for t in mine if t["outcome"] == "skipped"]
+    if skipped:
+        return f"its check was skipped in its {skipped[0]['when']}, so it did not run"
+    return f"its check's test {repro} did not run"
 
 
 def _tail(output: str, lines: int = 5) -> str:

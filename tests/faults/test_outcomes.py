@@ -12,7 +12,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +24,14 @@ from hypothesis.errors import FailedHealthCheck
 from ctxaudit import audit
 from ctxaudit.outcomes import CouldNotCheck, could_not_check, observing
 from ctxaudit.target_report import TargetReport, judge
-from ctxaudit.targets.base import BaseTarget, Described, Resolved
+from ctxaudit.targets.base import (
+    BaseTarget,
+    Described,
+    FindingsCheck,
+    KnownFinding,
+    Resolved,
+    known_entry,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -329,3 +338,59 @@ def test_a_baseline_entry_whose_check_did_not_run_is_neither_stale_nor_accepted(
     checked = {"id": entry.id, "affects": False}
     report = SimpleNamespace(target="langchain", version="1.3.14", findings=[], known=[checked])
     assert [e.id for e in judge(b, [report]).stale] == [entry.id]
+
+
+SKIPPED_CHECK = """
+import pytest
+
+@pytest.fixture
+def environment():
+    pytest.skip("the target's environment could not start")
+
+def test_known(environment):
+    assert True
+"""
+
+
+class _SkippedCheck(BaseTarget):
+    """A toy target whose known finding's check skips before its call (its environment
+    could not start)."""
+
+    name = "skippedcheck"
+    properties = {"T1": "toy"}
+    known = KnownFinding("TOY-K", "T1", "the toy's finding", "all", "test_known.py::test_known")
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def claims(self, spec: str) -> bool:
+        return spec == self.name
+
+    def expand(self, spec: str, repo: Path | None = None) -> list[Described]:
+        return [Described(self.name, spec, "1.0")]
+
+    def findings(self) -> list[KnownFinding]:
+        return [self.known]
+
+    def findings_check(self, target: Described, tmp: Path) -> FindingsCheck:
+        def read(outcome: Mapping[str, str]) -> list[dict[str, Any]]:
+            affects = outcome.get(self.known.repro) == "passed"
+            return [known_entry(self.known, registered=True, affects=affects)]
+
+        return FindingsCheck([str(self.home / "test_known.py")], {}, read)
+
+
+@pytest.mark.fault("known finding's check did not run")
+def test_a_known_finding_whose_check_did_not_run_is_could_not_check(tmp_path: Path) -> None:
+    """Its test skipped in setup (pytest exit 0, a test recorded): no verdict, never
+    "does not reproduce"."""
+    from ctxaudit import targets
+
+    (tmp_path / "test_known.py").write_text(SKIPPED_CHECK)
+    targets.register(_SkippedCheck(tmp_path))
+    try:
+        (entry,) = audit.known_findings(Described("skippedcheck", "skippedcheck", "1.0"))
+    finally:
+        targets.unregister("skippedcheck")
+    assert not entry["affects"]
+    assert "skipped in its setup" in entry.get("could_not_check", ""), entry
