@@ -437,6 +437,25 @@ class BaselineItem(pytest.Item):
         return PREFIX, 0, f"{PREFIX}/baseline::{self.entry.id}"
 
 
+def _unexplained(run: _Run) -> bool:
+    """The audit did not check everything (exit 2), and none of its tests says what: no
+    report with a property or a known finding it could not check, no baseline entry it
+    could not judge. Its tests may all pass; the run must not."""
+    if run.exit_code != 2:
+        return False
+    for report in run.reports.values():
+        if report.get("unchecked") or "could not check" in report.get("verdicts", {}).values():
+            return False
+    return not getattr(run.verdict, "unchecked", None) and bool(run.reports)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    run = session.config.stash.get(_STATE, None)
+    if run is not None and _unexplained(run) and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """The audit's last lines, once, when it did not check everything (its exit 2, or
     a crash): what the errors above come from."""
@@ -446,3 +465,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section(f"ctxaudit audit (exit {run.exit_code}): its last lines")
     for line in run.output.splitlines()[-15:]:
         terminalreporter.write_line(line)
+    if _unexplained(run):
+        terminalreporter.write_line(
+            "ctxaudit: COULD NOT CHECK everything, and no test above says what (see the "
+            "audit's lines): the run fails", red=True,
+        )  # fmt: skip

@@ -236,3 +236,13 @@ def test_a_baseline_entry_whose_check_did_not_run_is_an_error(tmp_path: Path) ->
     assert "ERROR ctxaudit/baseline::GR-GAP-062" in out, out[-3000:]
     assert "its regression test's harness failed" in out and "no longer reproduces" not in out
     assert out.count("the audit's own last line") == 1
+
+
+def test_an_audit_that_did_not_check_everything_never_passes(tmp_path: Path) -> None:
+    """The audit ended with exit 2 (could not check) for something none of its tests
+    stands for (its reports name nothing unchecked): the tests that hold pass, the run
+    does not, and says why."""
+    project = _project(tmp_path, '[tool.ctxaudit]\ntarget = "gitreins==0.14.0"\n')
+    proc = _reported(project, "-k", "B1", exit_code=2)
+    assert "PASSED ctxaudit/gitreins-0.14.0::B1" in proc.stdout, proc.stdout[-3000:]
+    assert proc.returncode == 1 and "no test above says what" in proc.stdout
