@@ -20,7 +20,9 @@ def reproduces(finding_id: str, registered: Iterable[str], program: Path, releas
     proc = subprocess.run(
         [sys.executable, str(program)], capture_output=True, text=True, timeout=300, check=False
     )
-    if proc.returncode not in (0, 1):
+    # an uncaught exception ends Python with exit 1 too: a crash, never a verdict
+    crashed = "Traceback (most recent call last):" in proc.stderr
+    if proc.returncode not in (0, 1) or crashed:
         raise RuntimeError(f"{program.name} could not run:\n{proc.stdout}{proc.stderr}")
     print(proc.stdout)
     return proc.returncode == 1
