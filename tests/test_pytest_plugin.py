@@ -68,7 +68,8 @@ def test_a_broken_tree_fails_naming_the_property(tmp_path: Path) -> None:
 def test_the_projects_baseline_owns_the_gate(tmp_path: Path) -> None:
     """``[tool.ctxaudit]`` names the target and the baseline: with every reproducing
     known finding accepted the run passes; without one entry it fails naming the
-    finding; an entry that no longer reproduces fails naming the entry."""
+    finding; an entry that no longer reproduces fails naming the entry. (The audit runs
+    once; the later runs judge its report under the changed baseline.)"""
     project = _project(
         tmp_path,
         '[tool.ctxaudit]\ntarget = "gitreins==0.17.1"\nbaseline = "ctxaudit-baseline.toml"\n',
@@ -87,11 +88,14 @@ def test_the_projects_baseline_owns_the_gate(tmp_path: Path) -> None:
     assert passed.returncode == 0, passed.stdout[-3000:]
     assert "PASSED ctxaudit/gitreins-0.17.1::V8" in passed.stdout
     assert "PASSED ctxaudit/baseline::GR-V8-THRESHOLD-UNVALIDATED" in passed.stdout
+    report = tmp_path / "findings.json"
+    written = project / ".pytest_cache/d/ctxaudit-reports/gitreins-0.17.1/findings.json"
+    report.write_text(written.read_text())
 
     entries = text.split("\n[[accepted]]\n")
     kept = [e for e in entries if 'id = "GR-V8-THRESHOLD-UNVALIDATED"' not in e]
     baseline.write_text("\n[[accepted]]\n".join(kept))
-    failed = _pytest(project)
+    failed = _reported(project, exit_code=1, report=report)
     assert failed.returncode == 1
     assert "FAILED ctxaudit/gitreins-0.17.1::V8" in failed.stdout
     assert "known finding GR-V8-THRESHOLD-UNVALIDATED" in failed.stdout
@@ -100,7 +104,7 @@ def test_the_projects_baseline_owns_the_gate(tmp_path: Path) -> None:
         text + '\n[[accepted]]\nid = "GR-GAP-062"\ntarget = "gitreins"\nproperty = "V7"\n'
         'why = "fixed in 0.15.0"\n'
     )
-    stale = _pytest(project)
+    stale = _reported(project, exit_code=1, report=report)
     assert stale.returncode == 1
     assert "FAILED ctxaudit/baseline::GR-GAP-062" in stale.stdout
     assert "baseline entry GR-GAP-062 no longer reproduces" in stale.stdout
@@ -111,17 +115,18 @@ def test_the_projects_baseline_owns_the_gate(tmp_path: Path) -> None:
 REPORT_0140 = ROOT / "reports" / "gitreins-0.14.0" / "findings.json"
 
 #: the project's conftest: the plugin's audit process replaced by one that writes
-#: REPORT_0140 and exits with FAKE_EXIT (what the plugin makes of the audit's report,
-#: in a second, with no audit run)
+#: REPORT (REPORT_0140 unless given) and exits with FAKE_EXIT: what the plugin makes of
+#: an audit's report, in a second, with no audit run
 FAKE_AUDIT = """
-import os, shutil, subprocess
+import json, os, shutil, subprocess
 from pathlib import Path
 from ctxaudit import pytest_ctxaudit as plugin
 
 class _Audit:
     @staticmethod
     def run(cmd, **kw):
-        out = Path(cmd[cmd.index("--out") + 1]) / "gitreins-0.14.0"
+        data = json.loads(Path(REPORT).read_text())
+        out = Path(cmd[cmd.index("--out") + 1]) / f"{data['target']}-{data['version']}"
         out.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPORT, out / "findings.json")
         line = "ctxaudit: the audit's own last line"
@@ -210,9 +215,8 @@ def test_path_and_k_selection_leave_the_audit_out_unless_they_select_it(
     assert collected("tests/test_own.py::test_own") == ["tests/test_own.py::test_own"]
     assert collected("-k", "test_own") == ["tests/test_own.py::test_own"]
     assert collected("-k", "S1") == ["ctxaudit/ledger-0.1.0::S1"]
-    assert collected("ctxaudit/ledger-0.1.0::S2") == ["ctxaudit/ledger-0.1.0::S2"]
-    both = collected("ctxaudit", "tests/test_own.py")
-    assert "tests/test_own.py::test_own" in both and "ctxaudit/ledger-0.1.0::C1" in both
+    both = collected("ctxaudit/ledger-0.1.0::S2", "tests/test_own.py")
+    assert both == ["tests/test_own.py::test_own", "ctxaudit/ledger-0.1.0::S2"]
 
 
 def test_a_baseline_entry_whose_check_did_not_run_is_an_error(tmp_path: Path) -> None:
