@@ -176,11 +176,11 @@ def test_targets_naming_one_version_run_once_in_first_given_order(
 
 
 def test_the_pinned_gitreins_and_its_version_are_one_target() -> None:
-    from ctxaudit import cli, targets
+    from ctxaudit import pipeline, targets
 
     (pinned,) = targets.parse("gitreins")
     again = targets.parse(f"gitreins=={pinned.version}")
-    assert cli.unique([pinned, *again, pinned]) == [pinned]
+    assert pipeline.unique([pinned, *again, pinned]) == [pinned]
 
 
 # -- the third outcome ------------------------------------------------------------------

@@ -103,12 +103,13 @@ def test_sarif_results_carry_the_property_and_the_baselines_reason(
 def test_a_known_finding_is_located_where_its_fix_changes_the_target() -> None:
     """GR-GAP-062's fix on a gitreins release: the line of the comparison it changes."""
     from ctxaudit import sarif
+    from ctxaudit.pipeline.ci_files import locator
     from ctxaudit.targets.base import Described
 
     kind = targets.get("gitreins")
     (pinned,) = kind.expand("gitreins")
     root = kind.resolve(pinned.spec, None).root
-    locate = cli._locator([Described("gitreins", pinned.spec, pinned.version)])
+    locate = locator([Described("gitreins", pinned.spec, pinned.version)])
     report = SimpleNamespace(target="gitreins", version=pinned.version)
     found = {}
     for fid in ("GR-B3-LOOP-CALL-AT-CAP", "GR-V8-THRESHOLD-UNVALIDATED"):

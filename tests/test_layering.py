@@ -15,7 +15,9 @@ layers are its folders and modules, lowest first:
 4. what runs suites for the audit: the fix audit, benchmarks;
 5. ``ctxaudit.audit``: the audit of one target version (and its step cache);
 6. ``ctxaudit/matrix/``: the reports over every version;
-7. the command line.
+7. ``ctxaudit/pipeline/``: the audit run (its options, phases, baseline judgement, the
+   files CI systems read), which the command line calls;
+8. the command line: it parses, and calls the pipeline (or the audit) once a command.
 
 A module no layer names fails the test: give it one here.
 """
@@ -41,10 +43,13 @@ LAYERS: dict[str, int] = {
     "ctxaudit.fixaudit": 4,
     "ctxaudit.audit": 5,
     "ctxaudit.result_cache": 5,  # the audit's step cache
+    "ctxaudit.result_keys": 5,  # its keys
+    "ctxaudit.result_json": 5,  # its values read back
     "ctxaudit.matrix": 6,
-    "ctxaudit.cli": 7,
-    "ctxaudit.__main__": 7,
-    "mutation": 8,
+    "ctxaudit.pipeline": 7,
+    "ctxaudit.cli": 8,
+    "ctxaudit.__main__": 8,
+    "mutation": 9,
 }
 NAMES = {
     0: "model",
@@ -54,8 +59,9 @@ NAMES = {
     4: "fix audit / benchmarks",
     5: "ctxaudit.audit",
     6: "ctxaudit.matrix",
-    7: "command line",
-    8: "mutation",
+    7: "ctxaudit.pipeline",
+    8: "command line",
+    9: "mutation",
 }
 #: package -> the highest layer of the packages below it that its modules may import
 CEILING = {"mutation": 3}
@@ -169,6 +175,10 @@ def test_imports_run_one_way() -> None:
         ("ctxaudit.audit", "from tests.gitreins import broken_copies", True),
         ("ctxaudit.audit", "from ctxaudit.matrix import model", True),
         ("ctxaudit.matrix.model", "from ctxaudit.audit import PROPERTIES", False),
+        ("ctxaudit.pipeline.run", "from ctxaudit.matrix import model", False),
+        ("ctxaudit.pipeline.finish", "from ctxaudit import cli", True),
+        ("ctxaudit.matrix.model", "from ctxaudit.pipeline import run", True),
+        ("mutation.engine", "from ctxaudit.pipeline import run", True),
         ("ctxaudit.targets.lightspeed.env", "from . import tree", False),
         ("ctxaudit.targets.lightspeed.env", "from ...audit import run_target", True),
     ],
