@@ -44,28 +44,25 @@ own suites keep running against exactly the release's lock and the test pins):
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-import shlex
 import shutil
 import sys
 import tarfile
 import tempfile
-import textwrap
-import time
 import tomllib
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from ctxaudit.paths import REPO_ROOT
-from ctxaudit.targets import uvenv
+from ctxaudit.targets import pypi_build, uvenv
 from ctxaudit.targets.base import TargetError
+from ctxaudit.targets.pypi_build import STAMP, Env, PeerLock, reuse
 
-STAMP = "ctxaudit-env.json"
+__all__ = ["STAMP", "Env", "Library", "PeerLock", "Tree"]
+
 _SCHEME = "1"  # part of an environment's key: bump when the build steps change
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+|\.post\d+|\.dev\d+)?$")
 
@@ -80,23 +77,6 @@ class Tree:
     @property
     def label(self) -> str:
         return f"{self.name}-{self.version}"
-
-
-@dataclass(frozen=True)
-class Env:
-    root: Path  # .cache/<name>/envs/<key>
-    python: Path
-    key: str
-    lock: Path  # the lock it was installed from
-
-
-@dataclass(frozen=True)
-class PeerLock:
-    """What a peer environment is installed from: a committed lock, or (None) the
-    requirements resolved when it is built."""
-
-    lock: Path | None
-    requirements: list[str]
 
 
 @dataclass(frozen=True)
@@ -251,12 +231,12 @@ class Library:
         key = self.env_key(tree.version)
         envs = self.cache_root() / "envs"
         dest = envs / key
-        found = _reuse(dest, key)
+        found = reuse(dest, key)
         if found is not None:
             return found
         envs.mkdir(parents=True, exist_ok=True)
         with uvenv.file_lock(envs / f"{key}.lock"):
-            return _reuse(dest, key) or self._build(tree.version, dest, key, log)
+            return reuse(dest, key) or self._build(tree.version, dest, key, log)
 
     def child_environ(self, env: Env, tree: Tree, *, peer: bool = False) -> dict[str, str]:
         """The environment of a child process that runs ``tree`` in ``env`` (with
@@ -364,55 +344,19 @@ class Library:
         key = self.peer_env_key(tree.version, requirements)
         envs = self.cache_root() / "envs"
         dest = envs / key
-        found = _reuse(dest, key)
+        found = reuse(dest, key)
         if found is not None:
             return found
         envs.mkdir(parents=True, exist_ok=True)
         peer = PeerLock(self.committed_peer_lock(tree.version), requirements)
         with uvenv.file_lock(envs / f"{key}.lock"):
-            return _reuse(dest, key) or self._build(tree.version, dest, key, log, peer)
+            return reuse(dest, key) or self._build(tree.version, dest, key, log, peer)
 
     def resolve_peer_lock(self, version: str, out: Path) -> None:
         """Resolve the peer lock of ``version`` into ``out`` (to commit as
         ``locks/<name>-X-peer.txt``): :meth:`peer_requirements` with uv, hashed, the
         release's committed lock as constraints (the packages both hold are the same)."""
-        root = self.sdist(version)
-        requirements = self.peer_requirements(version, root)
-        py = "{}.{}".format(*sys.version_info[:2])
-        with tempfile.TemporaryDirectory() as tmp:
-            src = Path(tmp) / "requirements.in"
-            src.write_text("".join(f"{r}\n" for r in requirements))
-            body = Path(tmp) / "lock.txt"
-            # relative names, run in ``tmp``: the lock's "via" comments name no temporary path
-            cmd = [
-                str(uvenv.find_uv(self.name)), "pip", "compile", "--quiet", "--universal",
-                "--generate-hashes", "--no-header", "--python-version", py, src.name,
-                "-o", body.name,
-            ]  # fmt: skip
-            release = self.committed_lock(version)
-            if release is not None:  # the packages both share stay at the release's pins
-                shutil.copyfile(release, Path(tmp) / release.name)
-                cmd += ["-c", release.name]
-            proc = uvenv.run(cmd, cwd=Path(tmp))
-            if proc.returncode != 0:
-                raise uvenv.EnvError(
-                    f"{self.name}: resolving the peer lock of {version} failed: "
-                    f"{uvenv.uv_reason(proc.stderr)}"
-                )
-            head = [
-                f"# the peer suite of {self.dist} {version} (its sdist's tests/): the release, its",
-                f"# [dependency-groups] {self.peer_group} and ctxaudit's test pins, resolved by"
-                " ctxaudit with:",
-                f"#   uv pip compile --universal --python-version {py} --generate-hashes"
-                + (f" -c {release.name}" if release is not None else ""),
-                "# from:",
-                *(f"#   {r}" for r in requirements),
-            ]
-            if self.peer_omit:
-                omitted = textwrap.wrap(", ".join(sorted(self.peer_omit)), 84)
-                head += [f"# leaving out of [dependency-groups] {self.peer_group}:"]
-                head += [f"#   {line}" for line in omitted]
-            out.write_text("\n".join(head) + "\n" + body.read_text())
+        pypi_build.write_peer_lock(self, version, out)
 
     def _build(
         self,
@@ -422,88 +366,5 @@ class Library:
         log: Callable[[str], None],
         peer: PeerLock | None = None,
     ) -> Env:
-        """Build an environment in ``dest``: the release's, or with ``peer`` its peer
-        suite's (that lock, or its requirements resolved now; the test pins are in it)."""
-        uv = uvenv.find_uv(self.name)
-        pins = uvenv.test_pins(self.name) if peer is None else []
-        if dest.exists():
-            shutil.rmtree(dest)
-        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=dest.parent))
-        venv = tmp / "venv"
-        python = venv / "bin" / "python"
-        lock = self.committed_lock(version) if peer is None else peer.lock
-        requirements = [f"{self.dist}=={version}"] if peer is None else peer.requirements
-        steps: list[tuple[str, list[str]]] = []
-        if lock is None:
-            (tmp / "requirements.in").write_text("".join(f"{r}\n" for r in requirements))
-            lock = tmp / "lock.txt"
-            steps.append(
-                (
-                    "uv pip compile",
-                    [str(uv), "pip", "compile", "--quiet", "--universal", "--generate-hashes",
-                     "--python-version", "{}.{}".format(*sys.version_info[:2]),
-                     str(tmp / "requirements.in"), "-o", str(lock)],
-                )
-            )  # fmt: skip
-            release = self.committed_lock(version) if peer is not None else None
-            if release is not None:  # the packages both share stay at the release's pins
-                steps[-1][1].extend(["-c", str(release)])
-        steps += [
-            ("uv venv", [str(uv), "venv", "--no-project", "--relocatable",
-                         "-p", sys.executable, str(venv)]),
-            ("uv pip install", [str(uv), "pip", "install", "--python", str(python),
-                                "--require-hashes", "-r", str(lock)]),
-        ]  # fmt: skip
-        if pins:
-            steps.append(
-                (
-                    "uv pip install (test pins)",
-                    [str(uv), "pip", "install", "--python", str(python), "-c", str(lock), *pins],
-                )
-            )
-        what = f"{self.dist}=={version}" + (" (peer suite)" if peer is not None else "")
-        log(f"{self.name}: building the environment {key} for {what}")
-        start = time.monotonic()
-        try:
-            for step, cmd in steps:
-                proc = uvenv.run(cmd)
-                with (tmp / "build.log").open("a") as fh:
-                    fh.write(f"$ {shlex.join(cmd)}\n{proc.stdout}{proc.stderr}")
-                    fh.write(f"[exit {proc.returncode}]\n")
-                if proc.returncode != 0:
-                    raise uvenv.EnvError(
-                        f"{self.name}: building the environment for {what} failed at {step}: "
-                        f"{uvenv.uv_reason(proc.stderr)} (full log: {dest / 'build.log'})"
-                    )
-            kept_lock = dest / "lock.txt" if lock.parent == tmp else lock
-            stamp = {
-                "key": key,
-                "version": version,
-                "lock": str(kept_lock),
-                "python": sys.executable,
-                "test_pins": pins,
-                **({"peer": True} if peer is not None else {}),
-                "build_seconds": round(time.monotonic() - start, 1),
-                "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
-            (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
-            tmp.rename(dest)
-        except BaseException:
-            if (tmp / "build.log").is_file():  # keep the log where the message says
-                dest.mkdir(parents=True, exist_ok=True)
-                (tmp / "build.log").replace(dest / "build.log")
-            raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        log(f"{self.name}: environment {key} built in {stamp['build_seconds']} s")
-        return Env(dest, dest / "venv" / "bin" / "python", key, kept_lock)
-
-
-def _reuse(dest: Path, key: str) -> Env | None:
-    try:
-        stamp = json.loads((dest / STAMP).read_text())
-        lock = Path(stamp["lock"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    python = dest / "venv" / "bin" / "python"
-    return Env(dest, python, key, lock) if python.exists() else None
+        """Build an environment in ``dest`` (:func:`ctxaudit.targets.pypi_build.build`)."""
+        return pypi_build.build(self, version, dest, key, log, peer)
