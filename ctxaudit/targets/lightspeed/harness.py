@@ -28,15 +28,33 @@ import sqlite3
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxaudit.outcomes import CouldNotCheck, injected, observing
+from ctxaudit.targets.lightspeed import service_config, streaming
+from ctxaudit.targets.lightspeed.clock import SteppingClock
 from ctxaudit.targets.lightspeed.fake_llm import MODEL_ID, Call, FakeLLM, Reply
+from ctxaudit.targets.lightspeed.ogx_items import MAX_PAGES, iter_items
+from ctxaudit.targets.lightspeed.service_config import INSTRUCTIONS, PROVIDER_ID
+from ctxaudit.targets.lightspeed.streaming import STOP_SETTLE, SlowAck
+
+__all__ = [  # what the suites and the targets' other modules name through the harness
+    "INSTRUCTIONS",
+    "MAX_PAGES",
+    "MODEL_ID",
+    "PROVIDER_ID",
+    "RunConfig",
+    "Service",
+    "STOP_SETTLE",
+    "SteppingClock",
+    "iter_items",
+    "summarize",
+]
 
 if TYPE_CHECKING:
     from ctxaudit.targets.lightspeed.wire import ItemView, Response
@@ -46,23 +64,7 @@ if TYPE_CHECKING:
 # environment (ctxaudit's own has no httpx).
 
 T = TypeVar("T")
-PROVIDER_ID = "fake"
-INSTRUCTIONS = "You are the ctxaudit test assistant."
 TAG = re.compile(r"\bq\d+\b")
-#: seconds a stopped stream may take to end (its interrupt acted on): a bound that
-#: only turns a stuck run into CouldNotCheck, never a verdict
-STOP_SETTLE = 30.0
-
-
-@dataclass
-class _SlowAck:
-    """A conversation write whose acknowledgement the harness holds: ``stored`` is set
-    once the write is stored, and the write returns once ``acknowledged`` is set."""
-
-    stored: asyncio.Event = field(default_factory=asyncio.Event)
-    acknowledged: asyncio.Event = field(default_factory=asyncio.Event)
-    #: the stream the client stopped
-    request_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,125 +92,6 @@ def summarize(texts: Sequence[str]) -> str:
     """
     tags = [tag for text in texts for tag in TAG.findall(text)]
     return "summary of " + ",".join(tags) if tags else "summary of nothing"
-
-
-def _run_yaml(ogx_dir: Path, llm_url: str, package: str) -> str:
-    """OGX's run configuration: the fake LLM as its only inference provider.
-
-    ``package`` is ``ogx`` (OGX 1.x: a ``responses`` API, builtin provider) or
-    ``llama_stack`` (Llama Stack 0.6: responses are part of ``agents``).
-    """
-    if package == "ogx":
-        apis = "[inference, responses, conversations, files, tool_runtime, vector_io]"
-        responses = """\
-  responses:
-  - provider_id: builtin
-    provider_type: inline::builtin
-    config:
-      persistence:
-        responses: {table_name: agents_responses, backend: sql_default}
-"""
-    else:
-        apis = "[agents, inference, files, safety, tool_runtime, vector_io]"
-        responses = """\
-  safety: []
-  agents:
-  - provider_id: meta-reference
-    provider_type: inline::meta-reference
-    config:
-      persistence:
-        agent_state: {namespace: agents_state, backend: kv_default}
-        responses: {table_name: agents_responses, backend: sql_default}
-"""
-    return f"""\
-version: 2
-distro_name: ctxaudit
-image_name: ctxaudit
-apis: {apis}
-providers:
-  inference:
-  - provider_id: {PROVIDER_ID}
-    provider_type: remote::openai
-    config: {{api_key: not-used, base_url: "{llm_url}"}}
-  files:
-  - provider_id: localfs
-    provider_type: inline::localfs
-    config:
-      metadata_store: {{table_name: files_metadata, backend: sql_default}}
-      storage_dir: "{ogx_dir}/files"
-  tool_runtime: []
-  vector_io: []
-{responses}storage:
-  backends:
-    kv_default: {{type: kv_sqlite, db_path: "{ogx_dir}/kv.db"}}
-    sql_default: {{type: sql_sqlite, db_path: "{ogx_dir}/sql.db"}}
-  stores:
-    metadata: {{namespace: registry, backend: kv_default}}
-    inference: {{table_name: inference_store, backend: sql_default}}
-    conversations: {{table_name: openai_conversations, backend: sql_default}}
-registered_resources:
-  models:
-  - {{model_id: {MODEL_ID}, provider_id: {PROVIDER_ID}, provider_model_id: {MODEL_ID}, \
-model_type: llm}}
-"""
-
-
-def _service_yaml(folder: Path, run_yaml: Path, config: RunConfig) -> str:
-    return f"""\
-name: ctxaudit-target
-service: {{host: 127.0.0.1, port: 8080, auth_enabled: false, workers: 1, \
-color_log: false, access_log: false}}
-llama_stack:
-  use_as_library_client: true
-  library_client_config_path: "{run_yaml}"
-user_data_collection: {{feedback_enabled: false, transcripts_enabled: false}}
-authentication: {{module: noop}}
-database:
-  sqlite: {{db_path: "{folder}/lightspeed.db"}}
-customization:
-  system_prompt: "{INSTRUCTIONS}"
-  agent_card_config: {{name: ctxaudit-target, description: ctxaudit, skills: [], security: []}}
-inference:
-  default_model: {MODEL_ID}
-  default_provider: {PROVIDER_ID}
-  context_windows: {{{PROVIDER_ID}/{MODEL_ID}: {config.window}}}
-compaction:
-  enabled: true
-  threshold_ratio: {config.ratio}
-  token_floor: {config.floor}
-  buffer_turns: {config.buffer}
-  buffer_max_ratio: {config.buffer_ratio}
-"""
-
-
-class SteppingClock:
-    """``time.time`` that moves on by :attr:`STEP` seconds at every reading.
-
-    OGX stamps each stored conversation item with ``int(time.time()) + i``
-    (``i`` its place in the write) and lists items ordered by that stamp. Two
-    writes in the same second (a summary marker and the turn after it; two
-    turns when the fake LLM answers at once) get equal stamps, and the listing
-    interleaves them. A real LLM takes seconds, so the suite makes the clock
-    take them instead: every reading is at least ``STEP`` seconds after the
-    previous one, and writes of up to ``STEP`` items never share a stamp. The
-    monotonic clock (timeouts, asyncio) is untouched.
-    """
-
-    STEP = 10.0
-
-    def __init__(self) -> None:
-        self.readings = 0
-        self._real = time.time
-
-    def __call__(self) -> float:
-        self.readings += 1
-        return self._real() + self.STEP * self.readings
-
-    def install(self) -> None:
-        time.time = self
-
-    def remove(self) -> None:
-        time.time = self._real
 
 
 class Service:
@@ -274,7 +157,7 @@ class Service:
         ogx_dir.mkdir()
         run_yaml = self.folder / "run.yaml"
         package = "ogx" if _has_module("ogx.core.library_client") else "llama_stack"
-        run_yaml.write_text(_run_yaml(ogx_dir, self.llm.base_url, package))
+        run_yaml.write_text(service_config.run_yaml(ogx_dir, self.llm.base_url, package))
         self._run_yaml = run_yaml
         service_yaml = self._write_service_yaml(self.config)
         os.environ["LIGHTSPEED_STACK_CONFIG_PATH"] = str(service_yaml)
@@ -319,7 +202,7 @@ class Service:
 
     def _write_service_yaml(self, config: RunConfig) -> Path:
         path = self.folder / "lightspeed-stack.yaml"
-        path.write_text(_service_yaml(self.folder, self._run_yaml, config))
+        path.write_text(service_config.service_yaml(self.folder, self._run_yaml, config))
         return path
 
     def configure(self, config: RunConfig) -> None:
@@ -351,7 +234,7 @@ class Service:
         """
         self.writes_fail = False
         self.failed_writes = 0
-        self._slow_ack: _SlowAck | None = None
+        self.slow_ack: SlowAck | None = None
         items = self.ogx.conversations.items
         create = items.create
 
@@ -361,7 +244,7 @@ class Service:
                 raise injected(sqlite3.OperationalError("database is locked (ctxaudit: injected)"))
             created = create(*args, **kwargs)  # the client's own shape, awaited or not
             result = await created if inspect.isawaitable(created) else created
-            slow, self._slow_ack = self._slow_ack, None
+            slow, self.slow_ack = self.slow_ack, None
             if slow is not None:  # stored; its acknowledgement is on its way
                 slow.stored.set()
                 await slow.acknowledged.wait()
@@ -483,101 +366,14 @@ class Service:
         and its acknowledgement held until the interrupt has been answered.
         """
         if stop_after is None:
-            return self.run(self._stream(path, payload, stop_after, interrupt))
+            return self.run(streaming.read_stream(self, path, payload, stop_after, interrupt))
         self.llm.hold(stop_after)
         try:
             if interrupt_while_storing:
-                return self.run(self._hang_up_then_interrupt(path, payload, stop_after))
-            return self.run(self._stream(path, payload, stop_after, interrupt))
+                return self.run(streaming.hang_up_then_interrupt(self, path, payload, stop_after))
+            return self.run(streaming.read_stream(self, path, payload, stop_after, interrupt))
         finally:
             self.llm.release()
-
-    async def _hang_up_then_interrupt(
-        self, path: str, payload: dict[str, Any], stop_after: int
-    ) -> Response:
-        """A hang-up whose interrupt reaches the tree while it stores the turn: sent
-        once the tree's first write after the hang-up is stored, whose acknowledgement
-        is released once the interrupt is answered. A tree that stores nothing gets
-        no interrupt."""
-        slow = _SlowAck()
-
-        async def interrupt_when_stored() -> tuple[int, set[asyncio.Task[Any]]]:
-            """The interrupt's status, and the tasks the app started while answering it
-            (the interrupt callback's, which stores the turn on its own)."""
-            try:
-                await slow.stored.wait()
-                if not slow.request_id:
-                    raise CouldNotCheck("the stream named no request id to interrupt")
-                before = asyncio.all_tasks()
-                stop = await self.http.post(
-                    "/v1/streaming_query/interrupt", json={"request_id": slow.request_id}
-                )
-                return int(stop.status_code), asyncio.all_tasks() - before
-            finally:
-                slow.acknowledged.set()
-
-        interrupter = asyncio.get_running_loop().create_task(interrupt_when_stored())
-        try:
-            response = await self._stream(path, payload, stop_after, False, slow)
-        finally:
-            self._slow_ack = None
-            if not interrupter.done():  # the tree stored nothing: no interrupt sent
-                interrupter.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            response.interrupt_status, started = await interrupter
-            # what the interrupt started finishes before the conversation is read
-            started.discard(asyncio.current_task())
-            if started:
-                _, pending = await asyncio.wait(started, timeout=STOP_SETTLE)
-                if pending:
-                    raise CouldNotCheck(
-                        f"{len(pending)} task(s) the interrupt started still ran "
-                        f"{STOP_SETTLE:g} s after it was answered"
-                    )
-        return response
-
-    async def _stream(
-        self,
-        path: str,
-        payload: dict[str, Any],
-        stop_after: int | None,
-        interrupt: bool,
-        slow: _SlowAck | None = None,
-    ) -> Response:
-        from ctxaudit.targets.lightspeed.wire import Response, absorb, sse
-
-        response = Response(status=0)
-        deltas = 0
-        async with self.http.stream("POST", path, json=payload) as reply:
-            response.status = reply.status_code
-            if reply.status_code != 200:
-                await reply.aread()
-                response.body = reply.text
-                return response
-            events = sse(reply.aiter_lines())
-            async for event in events:
-                response.events.append(event)
-                absorb(response, event)
-                if event.get("_delta") is None:
-                    continue
-                deltas += 1
-                if stop_after is None or deltas != stop_after:
-                    continue
-                if not interrupt:
-                    if slow is not None:  # the next write the tree makes is held
-                        slow.request_id = response.request_id
-                        self._slow_ack = slow
-                    break  # the client hangs up; the app sees a disconnect
-                stop = await self.http.post(
-                    "/v1/streaming_query/interrupt", json={"request_id": response.request_id}
-                )
-                response.interrupt_status = stop.status_code
-                if stop.status_code != 200:
-                    self.llm.release()  # not interrupted: the rest of the answer comes
-                    continue
-                await _read_on(events, response)
-                break
-        return response
 
     # -- what OGX holds ------------------------------------------------------------
 
@@ -606,97 +402,6 @@ class Service:
         if self.interrupted_suffix and text.endswith(self.interrupted_suffix):
             text = text[: -len(self.interrupted_suffix)]  # the tree's own notice
         return ItemView("input" if role == "user" else "output", role, text)
-
-
-#: pages :func:`iter_items` follows at most (100 items a page: far past any conversation
-#: a test builds); a listing that goes on is a client the harness does not understand
-MAX_PAGES = 1000
-
-
-async def iter_items(listing: Any, page_after: Callable[[str], Any]) -> list[Any]:
-    """Every item of a conversation, from what the OGX client's ``items.list`` returned.
-
-    The shapes a client returns, each seen in a client the trees use or may use:
-
-    - an async iterator: llama-stack-client 0.6 and ogx-client 1.0-1.1 return an
-      ``AsyncPaginator``, which pages through ``has_more`` and ``after=`` by itself
-      (it is awaitable too; iterating it is what follows the pages);
-    - an awaitable (a coroutine) that returns one of these shapes;
-    - a page: ``data`` (a list of items), ``has_more`` and, when more follow, the
-      cursor of the next page: ``last_id`` (ogx-client's ``OpenAICursorPage``) or else
-      the id of the page's last item; ``page_after(cursor)`` asks for that page;
-    - a sync iterable of items (a list; a sync client's auto-paginating page).
-
-    Each item must carry a ``type``. Anything else raises :class:`CouldNotCheck`
-    naming the shape: the harness cannot say what the conversation holds.
-    """
-    items: list[Any] = []
-    cursors: set[str] = set()
-    for _ in range(MAX_PAGES):
-        if hasattr(listing, "__aiter__"):
-            items += [item async for item in listing]
-            return _checked(items)
-        if inspect.isawaitable(listing):
-            listing = await listing
-            continue
-        data = getattr(listing, "data", None)
-        if isinstance(data, list | tuple):
-            items += data
-            if not getattr(listing, "has_more", False):
-                return _checked(items)
-            cursor = getattr(listing, "last_id", None) or (
-                getattr(data[-1], "id", None) if data else None
-            )
-            if not isinstance(cursor, str) or not cursor:
-                raise CouldNotCheck(
-                    f"conversation items: a page ({_shape(listing)}) says more follow, "
-                    "but names no cursor (no last_id, no id on its last item)"
-                )
-            if cursor in cursors:
-                raise CouldNotCheck(
-                    f"conversation items: the page after {cursor!r} was asked for twice"
-                )
-            cursors.add(cursor)
-            listing = page_after(cursor)
-            continue
-        if isinstance(listing, Iterable) and not isinstance(listing, str | bytes | Mapping):
-            items += list(listing)
-            return _checked(items)
-        raise CouldNotCheck(
-            f"conversation items listed as {_shape(listing)}: not an async iterator, an "
-            "awaitable, a page (data, has_more) or an iterable of items"
-        )
-    raise CouldNotCheck(f"conversation items: more than {MAX_PAGES} pages")
-
-
-async def _read_on(events: AsyncIterator[dict[str, Any]], response: Response) -> None:
-    """The rest of an interrupted stream, up to its end: the app's answer to the
-    interrupt, read while the rest of the LLM's answer is held. A stream that does
-    not end within :data:`STOP_SETTLE` is one ctxaudit could not check."""
-    from ctxaudit.targets.lightspeed.wire import absorb
-
-    try:
-        async with asyncio.timeout(STOP_SETTLE):
-            async for event in events:
-                response.events.append(event)
-                absorb(response, event)
-    except TimeoutError as exc:
-        raise CouldNotCheck(
-            f"the stream did not end within {STOP_SETTLE:g} s of its interrupt being "
-            "accepted, while the rest of the LLM's answer was held"
-        ) from exc
-
-
-def _checked(items: list[Any]) -> list[Any]:
-    for item in items:
-        if not isinstance(getattr(item, "type", None), str):
-            raise CouldNotCheck(f"a conversation item of shape {_shape(item)} has no type")
-    return items
-
-
-def _shape(value: Any) -> str:
-    kind = type(value)
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _has_module(name: str) -> bool:
