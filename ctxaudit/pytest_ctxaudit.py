@@ -186,7 +186,13 @@ def _named(config: pytest.Config, asked: bool) -> list[str] | None:
     ``--ctxaudit`` asked for them, None for none of them (the paths named are the
     project's own)."""
     explicit = config.args_source == pytest.Config.ArgsSource.ARGS
-    mine = [a for a in config.args if a == PREFIX or a.startswith(PREFIX + "/")]
+    here = Path(config.invocation_params.dir)
+    mine = [
+        a
+        for a in config.args
+        if (a == PREFIX or a.startswith(PREFIX + "/"))
+        and not (here / a.partition("::")[0]).exists()  # a folder of the project's own
+    ]
     if mine:
         config.args[:] = [a for a in config.args if a not in mine]
         return [] if PREFIX in mine else mine
