@@ -363,7 +363,8 @@ def _single_fix_trees(audit: _FixAudit) -> None:
             row["detail"] = got.failed[fix.finding]
             continue
         audit.singles[k["id"]] = got.root
-        row["patch"] = audit.write_patch(k["id"], fixlib.diff_trees(audit.root, got.root))
+        if audit.write_patches:  # attribution alone links no patch: no diff to make
+            row["patch"] = audit.write_patch(k["id"], fixlib.diff_trees(audit.root, got.root))
         row["why"] = fix.why
 
 
