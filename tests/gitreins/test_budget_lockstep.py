@@ -3,7 +3,11 @@
 Every call, tool call, check, clock move and reset is applied to both; the
 meters, the credit and the reported cap are compared after each step.
 Token counts are drawn relative to the caps, so the meters land on the cap,
-one below and one above it on purpose.
+one below and one above it on purpose. Before the comparison, every step of the
+target is held to the budget's invariants (BI1-BI5, ``ctxaudit/invariants/budget.py``),
+which do not trust the model: no counter goes back but at a reset, a call meters
+exactly what it reported, none is accepted at the iteration cap, a refusal changes
+nothing, a cap reached is reported and a cap reported is reached.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from hypothesis.stateful import (
 )
 
 from ctxaudit import stats
+from ctxaudit.invariants.budget import Limits, Meters, Step, check_step, limits_of, report
 from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.budget import Budget, Cap
 from model.config import Caps
@@ -46,6 +51,41 @@ def reported(message: str | None) -> Cap | None:
         if message.startswith(words):
             return cap
     raise AssertionError(f"unrecognised cap message: {message!r}")
+
+
+def meters(cap: Any) -> Meters:
+    """What EvalCap shows (the iteration credit is what its call cap counts)."""
+    return Meters(
+        cap.iteration_credit,
+        cap.cumulative_input_tokens,
+        cap.cumulative_output_tokens,
+        cap.cumulative_cache_read,
+        cap.cumulative_cache_write,
+    )
+
+
+def check_invariants(
+    before: Meters,
+    target: Any,
+    step: Step,
+    limits: Limits,
+    message: str | None,
+    elapsed: float | None,
+) -> None:
+    """BI1-BI5 on one step of EvalCap. It refuses a call by returning the iteration cap's
+    message (the only one it returns before recording: the token and time caps are
+    reported after the call is recorded)."""
+    cap = reported(message)
+    broken = check_step(
+        before,
+        meters(target),
+        step,
+        limits,
+        refused=step.kind in ("call", "tool") and cap == Cap.ITERATIONS,
+        reported=frozenset() if cap is None else frozenset({cap}),
+        elapsed=elapsed,
+    )
+    assert not broken, report(broken, "EvalCap")
 
 
 def check_report(prop: str, message: str | None, expected: frozenset[Cap]) -> None:
@@ -101,6 +141,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
         def setup(self, caps: Caps, started: bool) -> None:
             self.model = Budget(caps)
             self.target = mods.eval_cap.EvalCap(**caps.spec())
+            self.limits = limits_of(caps)
             self.elapsed = 0.0
             if started:
                 self.model = self.model.start()
@@ -109,6 +150,11 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
 
         def _move_clock(self, elapsed: float) -> None:
             self.elapsed = elapsed
+
+        def hold_to_invariants(self, before: Meters, step: Step, message: str | None) -> None:
+            started = self.model.started
+            elapsed = self.elapsed if started else None
+            check_invariants(before, self.target, step, self.limits, message, elapsed)
 
         def now(self) -> Any:
             """The wall clock the target reads, at exactly ``elapsed`` (B4)."""
@@ -121,6 +167,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             cache_read = data.draw(st.sampled_from([0, 0, 1, 7]), label="cache_read")
             cache_write = data.draw(st.sampled_from([0, 0, 2, 5]), label="cache_write")
             completion = near(data, m.output, c.max_output_tokens, "completion")
+            before = meters(self.target)
             self.model, expected = m.llm_call(
                 prompt=prompt,
                 completion=completion,
@@ -135,34 +182,46 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                     cache_read_tokens=cache_read,
                     cache_write_tokens=cache_write,
                 )
+            sent = prompt + cache_read + cache_write
+            usage = Meters(1.0, sent, completion, cache_read, cache_write)  # no per-call gauge
+            self.hold_to_invariants(before, Step("call", usage), message)
             check_report("B2/B3", message, expected)
 
         @rule()
         def tool_call(self) -> None:
             self.model, expected = self.model.tool_call(elapsed=self.elapsed)
+            before = meters(self.target)
             with self.now():
                 message = self.target.record_tool_call()
+            weight = Meters(self.model.caps.tool_call_weight)
+            self.hold_to_invariants(before, Step("tool", weight), message)
             check_report("B3", message, expected)
 
         @rule()
         def check(self) -> None:
+            before = meters(self.target)
             with self.now():
                 message = self.target.check()
+            self.hold_to_invariants(before, Step("check"), message)
             check_report("B2/B4", message, self.model.hard_caps(self.elapsed))
 
         @precondition(lambda self: self.model.started)
         @rule(to=st.sampled_from(["below", "at", "past", "anywhere"]))
         def move_clock(self, to: str) -> None:
             cap = self.model.caps.max_seconds
+            before = meters(self.target)
             if cap > 0 and to != "anywhere":
                 self._move_clock({"below": cap - 1, "at": cap, "past": cap + 1}[to])
             else:
                 self._move_clock(self.elapsed + 1.0)
+            self.hold_to_invariants(before, Step("clock"), None)
 
         @rule()
         def reset(self) -> None:
             self.model = self.model.reset()
+            before = meters(self.target)
             self.target.reset_context_tracking()
+            self.hold_to_invariants(before, Step("reset"), None)
 
         steps = 0
 

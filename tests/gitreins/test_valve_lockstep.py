@@ -7,6 +7,10 @@ fail with a context error, another error or a transport failure. After each
 step the next LLM call (or the end of the run) is compared with the model:
 whether the conversation was compacted (V1/V3/V5/V6), which criteria the
 progress prompt lists (V4), EvalCap's counters (B1/B3) and how the run ended.
+Before the comparison, the counters are held to the budget's invariants, which do not
+trust the model (``ctxaudit/invariants/budget.py``): at each call the loop makes no
+counter has gone back (the token meters start again only at a compaction, BI1) and
+no cap is reached (BI3).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from hypothesis.stateful import (
 )
 
 from ctxaudit import stats
+from ctxaudit.invariants.budget import Meters, check_loop, limits_of, report
 from ctxaudit.targets.gitreins import findings
 from ctxaudit.targets.gitreins.loop import (
     Called,
@@ -145,6 +150,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             )
             self.compactions_seen = 0
             self.largest_input = 0
+            self.shown: Meters | None = None
             self.obs = self.driver.start()
             self.compare(first=True)
 
@@ -237,6 +243,7 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
             self.steps = getattr(self, "steps", 0) + 1
             if isinstance(obs, Crashed):
                 raise AssertionError(f"the target loop crashed: {obs.error!r}") from obs.error
+            self.hold_to_invariants(obs, first, expected)
             if (
                 expected == Ended("cap", frozenset({Cap.ITERATIONS}))
                 and isinstance(obs, Called)
@@ -313,6 +320,30 @@ def make_machine(mods: GitreinsModules) -> type[RuleBasedStateMachine]:
                     f"V4: still-to-verify {sorted(todo)}"
                 )
                 assert self.compactions_seen <= 3, "V5: more than 3 compactions"
+
+        def hold_to_invariants(self, obs: Called | Finished, first: bool, expected: Any) -> None:
+            """BI1 and BI3 on EvalCap's counters as the loop calls the LLM (or ends),
+            outside GR-B3-LOOP-CALL-AT-CAP's region (the model ends the run at the
+            iteration cap, the loop calls once more: its shape is checked below)."""
+            c = self.driver.counters()
+            now = Meters(c["credit"], int(c["input"]), int(c["output"]),
+                         int(c["cache_read"]), int(c["cache_write"]))  # fmt: skip
+            calling = isinstance(obs, Called)
+            region = (
+                LOOP_CALL_AT_CAP in known
+                and calling
+                and expected == Ended("cap", frozenset({Cap.ITERATIONS}))
+            )
+            compacted = calling and not first and is_compacted(obs.messages)
+            broken = check_loop(
+                self.shown,
+                now,
+                limits_of(self.model.config.caps),
+                calling=calling and not region,
+                compacted=compacted,
+            )
+            assert not broken, report(broken, "the loop")
+            self.shown = now
 
         @invariant()
         def counters_agree(self) -> None:
