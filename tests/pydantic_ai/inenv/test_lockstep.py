@@ -13,7 +13,12 @@ which limit it passes (B2: strictly, cumulative or per request) and whether its 
 batch is refused whole (B3). Compared after each run, and at every tool call (what
 ``RunContext.usage`` shows): the requests the model received, the meters each tool call
 saw, the limit the run stopped on, and the pool. pydantic-ai's documented contract is
-:meth:`Limits.caps`, the model's parameters; never a branch.
+:meth:`Limits.caps`, the model's parameters; never a branch. Before the comparison,
+each run is held to the budget's invariants (BI1-BI5, ``ctxaudit/invariants/budget.py``),
+which do not trust the model: no meter goes back, the run meters exactly the tokens of
+the requests it made and one tool call per tool that ran, no request or tool runs past
+a limit, a run refused before its first request changes nothing, a run over a token
+limit does not complete and the limit it names is reached.
 """
 
 from __future__ import annotations
@@ -25,10 +30,13 @@ from hypothesis import event, note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from ctxaudit.invariants.budget import Meters as Shown
+from ctxaudit.invariants.budget import Request, check_run, limits_of, report
 from ctxaudit.targets.pydantic_ai import findings
 from ctxaudit.targets.pydantic_ai.adapter import (
     Limits,
     Meters,
+    Observed,
     Segment,
     Step,
     pool_of,
@@ -108,6 +116,27 @@ def expect(pool: Meters, limits: Limits, steps: tuple[Step, ...]) -> Expected | 
     raise AssertionError("a script ends with a text answer")
 
 
+def shown(m: Meters) -> Shown:
+    """A pool as the invariants see it (the request count is what the call cap counts)."""
+    return Shown(float(m.requests), m.input, m.output, tool_calls=m.tool_calls)
+
+
+def check_invariants(pool: Meters, limits: Limits, steps: tuple[Step, ...], got: Observed) -> None:
+    """BI1-BI5 on one run: the requests it made are the first ones of the script (the
+    fake model answers them in order), each tool that ran saw the meters then."""
+    made = [s for step in steps for s in step.segments][: got.requests_received]
+    broken = check_run(
+        shown(pool),
+        [Shown(float(r), i, o, tool_calls=pool.tool_calls) for r, i, o in got.seen_by_tools],
+        shown(got.pool),
+        limits_of(limits.caps()),
+        requests=[Request(s.input, s.output) for s in made],
+        tools_run=len(got.seen_by_tools),
+        stopped_on=got.raised,
+    )
+    assert not broken, report(broken, "the run")
+
+
 segments = st.builds(
     lambda i, c, o: Segment(i, min(c, i), o),
     st.integers(1, 20),
@@ -184,6 +213,7 @@ class UsageMachine(RuleBasedStateMachine):
             self.pool = observed.pool  # the model takes the release's meters
             return
         event(f"stops on {sorted(expected.stops_on)}" if expected.stops_on else "completes")
+        check_invariants(self.pool, limits, steps, observed)
         assert observed.requests_received == expected.requests_received, (
             f"the model received {observed.requests_received} request(s), "
             f"expected {expected.requests_received} (run stopped on {observed.message!r})"
