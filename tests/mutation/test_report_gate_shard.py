@@ -190,9 +190,9 @@ def test_the_summary_line_says_seconds_a_mutant_when_a_mutant_takes_longer(
 def test_a_survivors_rerun_command_names_its_tree_and_fixes() -> None:
     """mutation.md's "Rerun it alone": the spec under the target's own option (a path as
     reports show it, never the machine's), the fixes as asked for, the pass-1 seed."""
+    from ctxaudit.replay import invocation
     from mutation.engine import REPO
     from mutation.orchestrate import _rerun_base
-    from ctxaudit.replay import invocation
     from mutation.report import rerun
 
     assert _rerun_base("lightspeed-stack", "lightspeed-stack@main", ["all"]) == [

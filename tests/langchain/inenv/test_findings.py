@@ -51,6 +51,11 @@ def test_lc_stale_report_refolds() -> None:
 
 
 @pytest.mark.properties("B3", "S6")
+def test_lc_tool_limit_answers_answered_call() -> None:
+    assert reproduces("LC-TOOL-LIMIT-ANSWERS-ANSWERED-CALL"), "one result per call now: fixed?"
+
+
+@pytest.mark.properties("B3", "S6")
 def test_lc_tool_limit_end_orphan() -> None:
     assert reproduces("LC-TOOL-LIMIT-END-ORPHAN"), "every call is answered now: fixed?"
 
