@@ -35,45 +35,79 @@ its files, and its files stay inside the report folder; anything else is a miss,
 in one line on stderr. A missing entry is a silent miss, so a stale entry is never read:
 any part of the key that changes gives another key. An entry that cannot be written (a
 full or read-only disk) is not stored, said in one line: the step's verdict stands.
+
+The keys are :mod:`ctxaudit.result_keys`'s, the values' reading back from JSON
+:mod:`ctxaudit.result_json`'s; this module is the store and the audit's use of it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import hashlib
 import json
-import math
 import os
 import sys
-import types
-import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ctxaudit import atomic, fix_patches, targets
-from ctxaudit.digest import suite_digest, tree_digest
+from ctxaudit import atomic, fix_patches
+from ctxaudit.digest import suite_digest
 from ctxaudit.paths import REPO_ROOT
-from ctxaudit.profiles import PROFILES
+from ctxaudit.result_json import (
+    VERDICT_CODES,
+    InvalidEntry,
+    entry_path_error,
+    mutation_from_json,
+    report_from_json,
+    report_to_json,
+    shown,
+)
+from ctxaudit.result_keys import (
+    FORMAT,
+    SKIP,
+    folder_digest,
+    key_of,
+    mutation_key,
+    properties_key,
+    target_digest,
+)
 from ctxaudit.target_report import TargetReport
 from ctxaudit.targets.base import Described
 
+__all__ = [  # the keys and values the cache's users (and tests) name through it
+    "FORMAT",
+    "SKIP",
+    "VERDICT_CODES",
+    "InvalidEntry",
+    "entry_path_error",
+    "folder_digest",
+    "key_of",
+    "mutation_from_json",
+    "mutation_key",
+    "properties_key",
+    "report_from_json",
+    "report_to_json",
+    "target_digest",
+    "StepCache",
+    "StepCaches",
+    "collect",
+    "restore",
+    "unsafe_path",
+    "missing_patches",
+    "mutation_made_for",
+    "CACHE_DIR",
+    "PROPERTY_FILES",
+    "MUTATION_FILES",
+    "suite_digest",
+]
+
 CACHE_DIR = REPO_ROOT / ".cache" / "audit-results"
-#: folders under a target's root that are not part of the target
-SKIP = frozenset({".git", ".venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".hypothesis"})
-FORMAT = 1
 #: the layout of an entry file (the key's ``FORMAT`` is what its value means)
 ENTRY_FORMAT = 2
 STEPS = ("properties", "mutation")
-#: the exit codes of ``python -m mutation`` that are a verdict (gate passes, fails)
-VERDICT_CODES = (0, 1)
-
-
-class InvalidEntry(ValueError):
-    """A step cache entry that cannot be trusted. One line: why."""
 
 
 def _warn(path: Path, why: str) -> None:
@@ -86,181 +120,6 @@ def _canonical(content: Any) -> bytes:
 
 def _digest(content: Any) -> str:
     return hashlib.sha256(_canonical(content)).hexdigest()
-
-
-def _from_json(hint: Any, value: Any, where: str) -> Any:
-    """``value`` (parsed JSON) as the type ``hint`` says: dataclasses rebuilt from their
-    fields, every other value checked. Raises :class:`InvalidEntry` naming ``where``."""
-    if hint is Any:
-        return value
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(hint):
-            try:
-                return _from_json(option, value, where)
-            except InvalidEntry:
-                continue
-        raise InvalidEntry(f"{where} is {_shown(value)}, not {hint}")
-    if hint is type(None):
-        if value is None:
-            return None
-    elif hint is bool:
-        if isinstance(value, bool):
-            return value
-    elif hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif hint is float:
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if number and math.isfinite(value):
-            return float(value)
-    elif hint is str:
-        if isinstance(value, str):
-            return value
-    elif origin is list:
-        if isinstance(value, list):
-            (item,) = typing.get_args(hint) or (Any,)
-            return [_from_json(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    elif origin is dict:
-        if isinstance(value, dict):
-            _k, item = typing.get_args(hint) or (str, Any)
-            return {k: _from_json(item, v, f"{where}.{k}") for k, v in value.items()}
-    elif dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        if isinstance(value, dict):
-            return _dataclass_from_json(hint, value, where)
-    else:
-        raise InvalidEntry(f"{where}: cannot read a {hint} from JSON")
-    raise InvalidEntry(f"{where} is {_shown(value)}, not {getattr(hint, '__name__', hint)}")
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _dataclass_from_json(cls: type, value: dict[str, Any], where: str) -> Any:
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(value) - set(fields))
-    if unknown:
-        raise InvalidEntry(f"{where}: unknown fields {unknown}")
-    required = [
-        n
-        for n, f in fields.items()
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-    missing = [n for n in required if n not in value]
-    if missing:
-        raise InvalidEntry(f"{where}: missing fields {missing}")
-    kwargs = {n: _from_json(hints[n], v, f"{where}.{n}") for n, v in value.items()}
-    return cls(**kwargs)
-
-
-def report_to_json(report: TargetReport) -> dict[str, Any]:
-    """A property phase's report as JSON (its fields)."""
-    return dataclasses.asdict(report)
-
-
-def report_from_json(value: Any) -> TargetReport:
-    """The report :func:`report_to_json` made, every field checked against its type."""
-    if not isinstance(value, dict):
-        raise InvalidEntry(f"report is {_shown(value)}, not an object")
-    report: TargetReport = _from_json(TargetReport, value, "report")
-    return report
-
-
-def mutation_from_json(value: Any) -> tuple[int, str]:
-    """A stored mutation run: its exit code (a verdict: 0 or 1) and its output."""
-    if not isinstance(value, dict) or set(value) != {"code", "output"}:
-        raise InvalidEntry(f"mutation value is {_shown(value)}, not {{code, output}}")
-    code, output = value["code"], value["output"]
-    if not (isinstance(code, int) and not isinstance(code, bool) and code in VERDICT_CODES):
-        raise InvalidEntry(f"mutation exit code {_shown(code)} is not a verdict (0 or 1)")
-    if not isinstance(output, str):
-        raise InvalidEntry("mutation output is not text")
-    return code, output
-
-
-def entry_path_error(rel: Any) -> str | None:
-    """Why the relative path ``rel`` of an entry's file may not be written under a
-    report folder (None: it may): absolute, with ``..``, or not a plain path."""
-    if not isinstance(rel, str) or not rel or "\0" in rel or "\\" in rel:
-        return f"file name {_shown(rel)} is not a plain relative path"
-    pure = PurePosixPath(rel)
-    if pure.is_absolute() or rel.startswith("~"):
-        return f"file {rel!r} is an absolute path"
-    if ".." in pure.parts:
-        return f"file {rel!r} climbs out with '..'"
-    return None
-
-
-def folder_digest(root: Path) -> str:
-    """sha256 over the relative path and bytes of every file under ``root``."""
-    return tree_digest([root], root, skip=SKIP)
-
-
-def target_digest(target: Described) -> str:
-    """What identifies the target version's code: its files (and its peer suite's)."""
-    kind = targets.get(target.kind)
-    resolved = kind.resolve(target.spec, target.repo)
-    parts = [target.kind, resolved.version, *(folder_digest(p) for p in kind.code_paths(resolved))]
-    peer = kind.peer_suite(resolved) if kind.mutation and kind.mutation.peer else None
-    if peer is not None and peer.is_dir():
-        parts.append(folder_digest(peer))
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
-
-
-def key_of(parts: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-
-def properties_key(
-    target_digest: str,
-    suite_digest: str,
-    profile: str,
-    seed: int | None,
-    fixed_seeds: Sequence[int],
-    fixes: bool,
-) -> str | None:
-    """The key of a property phase; None when it draws a random seed (never reused)."""
-    if seed is None and not PROFILES[profile].get("derandomize"):
-        return None
-    return key_of(
-        {
-            "step": "properties",
-            "format": FORMAT,
-            "target": target_digest,
-            "suite": suite_digest,
-            "profile": profile,
-            "seed": seed,
-            "fixed_seeds": [int(s) for s in fixed_seeds],
-            "fixes": fixes,
-        }
-    )
-
-
-def mutation_key(
-    target_digest: str,
-    suite_digest: str,
-    other_sample: float,
-    peer: bool,
-    findings: str | None,
-    only: Sequence[str],
-    fixes: Sequence[str] = (),
-) -> str:
-    parts: dict[str, Any] = {
-        "step": "mutation",
-        "format": FORMAT,
-        "target": target_digest,
-        "suite": suite_digest,
-        "other_sample": other_sample,
-        "peer": peer,
-        "findings": findings,
-        "only": sorted(only),
-    }
-    if fixes:  # --mutate fixed (absent otherwise: the released tree's keys stay as they were)
-        parts["fixes"] = sorted(fixes)
-    return key_of(parts)
 
 
 @dataclass
@@ -304,14 +163,14 @@ class StepCache:
         if not isinstance(data, dict) or set(data) != fields:
             raise InvalidEntry("not a step cache entry")
         if data["format"] != ENTRY_FORMAT:
-            raise InvalidEntry(f"format {_shown(data['format'])}, not {ENTRY_FORMAT}")
+            raise InvalidEntry(f"format {shown(data['format'])}, not {ENTRY_FORMAT}")
         if data["key"] != key:
             raise InvalidEntry("it holds another key's entry")
         content = {k: data[k] for k in ("key", "step", "value", "files")}
         if data["digest"] != _digest(content):
             raise InvalidEntry("digest does not match its content")
         if data["step"] not in STEPS or (step is not None and data["step"] != step):
-            raise InvalidEntry(f"step {_shown(data['step'])}, not {step or ' or '.join(STEPS)}")
+            raise InvalidEntry(f"step {shown(data['step'])}, not {step or ' or '.join(STEPS)}")
         if not isinstance(data["files"], dict):
             raise InvalidEntry("files is not an object")
         files: dict[str, bytes] = {}
@@ -410,10 +269,10 @@ def _same_request(made: dict[str, Any], request: dict[str, Any]) -> None:
     differs = {k: made.get(k) for k, v in request.items() if made.get(k) != v}
     if differs:
 
-        def shown(d: dict[str, Any]) -> str:
+        def said(d: dict[str, Any]) -> str:
             return ", ".join(f"{k} {d.get(k)}" for k in request)
 
-        raise InvalidEntry(f"made for {shown(made)}, not {shown(request)}")
+        raise InvalidEntry(f"made for {said(made)}, not {said(request)}")
 
 
 def mutation_made_for(files: dict[str, bytes]) -> dict[str, Any]:
