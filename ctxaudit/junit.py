@@ -58,7 +58,7 @@ def document(
             else:
                 assert verdict == HOLDS, verdict
         for k in report.known:
-            if not (k.get("registered") or k.get("affects")):
+            if not (k.get("registered") or k.get("affects") or k.get("could_not_check")):
                 continue
             case = _case(suite, f"{label}.known", f"{k['id']} ({k['property']})")
             if k.get("could_not_check"):
