@@ -187,7 +187,14 @@ def test_the_mutation_scope_is_data() -> None:
     assert ls is not None and (ls.copy_dir, ls.source_root) == (".", "src")
 
 
-@pytest.mark.parametrize("path", ["ctxaudit/audit.py", "ctxaudit/cli.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "ctxaudit/audit.py",
+        "ctxaudit/cli.py",
+        *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ctxaudit/pipeline").glob("*.py")),
+    ],
+)
 def test_the_audit_never_branches_on_a_target_name(path: str) -> None:
     """No comparison with a registered target's name: the audit asks the target."""
     tree = ast.parse((ROOT / path).read_text())

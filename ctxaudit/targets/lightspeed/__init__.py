@@ -4,7 +4,9 @@
 - ``tree.py``, ``env.py``: source trees of its git repository and their locked
   Python 3.12 environments;
 - ``harness.py``, ``runner.py``, ``wire.py``, ``fake_llm.py``, ``a2a_client.py``: how
-  the suites drive its real app, with only the LLM faked;
+  the suites drive its real app, with only the LLM faked; ``service_config.py`` (the
+  app's and OGX's configuration), ``clock.py``, ``ogx_items.py`` (what OGX stored) and
+  ``streaming.py`` (reading its streams) serve the harness;
 - ``findings.py``: its known findings; ``fixes/``: a fix for each;
 - ``bench.py``: its benchmark; ``mutation.toml``: what the mutation runner mutates.
 """
