@@ -90,6 +90,22 @@ FINDINGS: tuple[Finding, ...] = (
         _test("test_lc_fold_keeps_orphan_result"),
     ),
     Finding(
+        "LC-TRIM-WINDOW-DROPS-SUMMARY",
+        frozenset({"1.2.0", "1.3.14", "1.5.2"}),
+        "S6",
+        "when the last trim_tokens_to_summarize tokens (default 4000) of the folded messages "
+        "hold no human message (a long tool-using stretch), the trim keeps nothing and the "
+        "folded messages are replaced by 'Previous conversation was too long to summarize.' "
+        "without the summary model being asked",
+        "SummarizationMiddleware.__init__: 'trim_tokens_to_summarize: Maximum tokens to keep "
+        "when preparing messages for the summarization call' (it keeps none); upstream issue "
+        "#39261 (closed, still on 1.5.2)",
+        "a fold under a summary trim window whose folded messages end in no human message "
+        "within the window",
+        _never,  # checked by its program; the lockstep passes trim_tokens_to_summarize=None
+        _test("test_lc_trim_window_drops_summary"),
+    ),
+    Finding(
         "LC-SUMMARY-FAILURE-FABRICATED",
         frozenset({"1.2.0", "1.3.14"}),
         "S6/S7",

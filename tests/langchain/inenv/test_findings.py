@@ -40,6 +40,11 @@ def test_lc_fold_keeps_orphan_result() -> None:
     assert reproduces("LC-FOLD-KEEPS-ORPHAN-RESULT"), "every kept result has its call: fixed?"
 
 
+@pytest.mark.properties("S6")
+def test_lc_trim_window_drops_summary() -> None:
+    assert reproduces("LC-TRIM-WINDOW-DROPS-SUMMARY"), "the summary model is asked now: fixed?"
+
+
 @pytest.mark.properties("S6", "S7")
 def test_lc_summary_failure_fabricated() -> None:
     assert reproduces("LC-SUMMARY-FAILURE-FABRICATED"), "a failed summary fails now: fixed?"
