@@ -74,29 +74,41 @@ FINDINGS: tuple[Finding, ...] = (
         frozenset({"0.22.3", "0.23.1", "0.24.0"}),
         "S6/C1",
         "with a store whose retrieval default (SessionSettings.limit) shows fewer items "
-        "than it holds, the compaction session reads only that window: a whole-history "
-        "compaction sends the compact call the window and then replaces the whole "
-        "history, deleting the items outside it without ever compacting them (manual "
-        "run_compaction on every release; automatic too on 0.22.3), and the decision "
-        "hook is first asked over the window's candidates, so an automatic compaction "
-        "that the model-visible suffix warrants is declined (0.23.1, 0.24.0: with the "
-        "default hook and a window under 10 items, automatic compaction never runs)",
-        "OpenAIResponsesCompactionSession (0.23.1, 0.24.0): 'Explicit manual "
-        "`run_compaction()` calls still compact the stored history'; sessions docs "
-        "(0.22.3): 'Compaction clears and rewrites the session history'; "
-        "default_should_trigger_compaction: 'compact when >= 10 candidate items exist'",
+        "than it holds, a whole-history compaction reads only that window: it sends the "
+        "compact call the window and then replaces the whole history, deleting the items "
+        "outside it without ever compacting them, and its hook is asked over the window's "
+        "candidates only (manual run_compaction on every release; automatic too on 0.22.3, "
+        "where every compaction replaces the whole history)",
+        "OpenAIResponsesCompactionSession.run_compaction (0.23.1, 0.24.0): 'Manual calls "
+        "replace the complete stored history, even when the underlying retrieval default "
+        "exposes fewer items to the compaction request'; sessions docs (0.22.3): "
+        "'Compaction clears and rewrites the session history'",
         "a step after which the store holds more than its window shows, where a "
         "whole-history compaction (manual, or automatic where the contract's scope is "
-        "the whole history) is approved by the model or over the window, or a suffix "
-        "compaction the model approves is not approved over the window",
-        lambda s: (
-            s.hidden
-            and (
-                ((s.manual or s.scope == "whole") and (s.fires or s.fires_on_window))
-                or (s.fires and not s.fires_on_window)
-            )
-        ),
+        "the whole history) is approved by the model or over the window",
+        lambda s: s.hidden and (s.manual or s.scope == "whole") and (s.fires or s.fires_on_window),
         _test("test_oa_window_hides_history"),
+    ),
+    Finding(
+        "OA-HOOK-ASKED-OVER-WINDOW",
+        frozenset({"0.23.1", "0.24.0"}),
+        "S6/C1",
+        "with a store whose retrieval default shows fewer items than it holds, an automatic "
+        "compaction's decision hook is first asked over the window's candidates, not over "
+        "the model-visible suffix it would compact: a compaction the suffix warrants is "
+        "declined (with the default hook and a window under 10 items, automatic compaction "
+        "never runs). The SDK's own tests pin asking the hook over that bounded view, so "
+        "this may be its design; no fix is verified",
+        "default_should_trigger_compaction: 'compact when >= 10 candidate items exist'; "
+        "OpenAIResponsesCompactionSession: automatic compaction 'atomically replace[s] a "
+        "bounded, model-visible suffix while retaining older history'",
+        "an automatic step over a suffix-scoped contract after which the store holds more "
+        "than its window shows, where the model approves the suffix compaction and the hook "
+        "over the window does not",
+        lambda s: (
+            s.hidden and not s.manual and s.scope == "suffix" and s.fires and not s.fires_on_window
+        ),
+        _test("test_oa_hook_asked_over_window"),
     ),
     Finding(
         "OA-APPEND-DURING-COMPACTION-LOST",

@@ -37,6 +37,11 @@ def test_oa_window_hides_history() -> None:
     assert reproduces("OA-WINDOW-HIDES-HISTORY"), "the whole history is compacted now: fixed?"
 
 
+@pytest.mark.properties("S6", "C1")
+def test_oa_hook_asked_over_window() -> None:
+    assert reproduces("OA-HOOK-ASKED-OVER-WINDOW"), "the suffix compaction runs now: fixed?"
+
+
 @pytest.mark.properties("S3", "S6")
 def test_oa_append_during_compaction_lost() -> None:
     assert reproduces("OA-APPEND-DURING-COMPACTION-LOST"), "the late append is kept now: fixed?"

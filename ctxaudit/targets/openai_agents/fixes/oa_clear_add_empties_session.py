@@ -1,6 +1,7 @@
 """OA-CLEAR-ADD-EMPTIES-SESSION (S7): the compacted output is computed before the store
 is touched, and the clear and add run under a rollback that restores the history read
-just before them."""
+just before them, whatever ended the write: an error, or the task cancelled while the
+store had committed (the lockstep's "cancelled" case)."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 
@@ -23,7 +24,7 @@ REPLACE_WITH_ROLLBACK = (
     "            await self.underlying_session.clear_session()\n"
     "            if output_items:\n"
     "                await self.underlying_session.add_items(output_items)\n"
-    "        except Exception:\n"
+    "        except BaseException:  # a cancelled write too\n"
     "            await self.underlying_session.clear_session()\n"
     "            await self.underlying_session.add_items(previous)\n"
     "            raise\n"

@@ -4,7 +4,9 @@ whole just before the compact call and again after it, and is skipped when the t
 differ: another writer wrote meanwhile. Both reads are whole (the rollback read), so
 the comparison does not depend on the retrieval window or on the candidate cache. This
 closes the window of the HTTP call; a complete fix compares and replaces in one store
-transaction, as the native suffix replacement does."""
+transaction, as the native suffix replacement does. Before 0.23 the same code is every
+compaction's, and OA-APPEND-DURING-COMPACTION-LOST's fix is this one: the form needs
+0.23's snapshot (an anchor), whose name its first edit reads."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 
@@ -35,6 +37,7 @@ FIX = Fix(
                 Edit(SESSION, CALL, READ_THEN_CALL),
                 Edit(SESSION, ROLLBACK_READ, ROLLBACK_READ_THEN_CHECK),
             ),
+            anchors=((SESSION, "        snapshot: _CompactionSnapshot | None = None\n"),),
         ),
     ),
 )

@@ -1,22 +1,32 @@
-"""OA-WINDOW-HIDES-HISTORY (S6): the compaction session reads the whole stored history,
-not the store's retrieval window, so the compact call gets exactly what a whole-history
-replacement deletes and the decision hook counts every candidate. On 0.22.3 ``auto``
-also falls back to ``input`` when the history is longer than the window: the response
-chain holds only the window the model was sent."""
+"""OA-WINDOW-HIDES-HISTORY (S6): a whole-history compaction reads the whole stored history,
+not the store's retrieval window, so the compact call gets exactly what its replacement
+deletes and the decision hook counts every candidate.
+
+From 0.23 on only manual calls: "Manual calls replace the complete stored history, even
+when the underlying retrieval default exposes fewer items to the compaction request"
+(run_compaction). The automatic path keeps its bounded, model-visible read, which the
+class documents and the SDK's own tests pin; what its hook is asked over is
+OA-HOOK-ASKED-OVER-WINDOW. Before 0.23 every compaction replaces the whole history
+("Compaction clears and rewrites the session history"), so both read it whole, and on
+0.22.x ``auto`` also falls back to ``input`` when the history is longer than the window:
+the response chain holds only the window the model was sent."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 
 SESSION = "agents/memory/openai_responses_compaction_session.py"
 
-SUFFIX_READ = (
-    "            items = await self.underlying_session.get_items(limit=limit)\n"
-    "            complete = limit is not None and len(items) < limit\n"
+#: the candidate read of run_compaction (0.23 on), manual and automatic alike
+CANDIDATES = (
+    "        compaction_candidate_items, session_items, _ = await self._ensure_compaction_candidates(\n"
+    "            read_items\n"
+    "        )\n"
 )
-SUFFIX_READ_ALL = (
-    "            items = await self.underlying_session.get_items(\n"
-    "                limit=_ALL_SESSION_ITEMS_LIMIT if limit is None else limit\n"
-    "            )\n"
-    "            complete = limit is not None and len(items) < limit\n"
+CANDIDATES_MANUAL_WHOLE = (
+    "        compaction_candidate_items, session_items, _ = await self._ensure_compaction_candidates(\n"
+    "            read_items,\n"
+    "            # a manual call replaces the complete stored history: it reads all of it\n"
+    "            limit=None if is_automatic else _ALL_SESSION_ITEMS_LIMIT,\n"
+    "        )\n"
 )
 WHOLE_READ = "        history = _normalize_compaction_session_items(await self.underlying_session.get_items())\n"
 WHOLE_READ_ALL = (
@@ -38,12 +48,13 @@ INPUT_UNDER_WINDOW = (
 
 FIX = Fix(
     finding="OA-WINDOW-HIDES-HISTORY",
-    why="the compaction session's history is read with no retrieval limit (and, on 0.22.3, "
-    "auto compacts by input when the history is longer than the window)",
+    why="a whole-history compaction (0.23 on: a manual one) reads the history with no "
+    "retrieval limit (and, on 0.22.x, auto compacts by input when the history is longer than "
+    "the window)",
     forms=(
         Form(
             versions=">=0.23.0",
-            edits=(Edit(SESSION, SUFFIX_READ, SUFFIX_READ_ALL),),
+            edits=(Edit(SESSION, CANDIDATES, CANDIDATES_MANUAL_WHOLE),),
         ),
         Form(
             versions="<0.23.0",
