@@ -10,7 +10,11 @@ conversation is compared with the model item by item (S6); on the way the
 rules check C1 (compaction decisions and the explicit input inference got),
 S3 (only the first finisher settles: the interrupt callback says whether it
 did), S5 (no TurnNotStoredError) and S7 (which requests fail on a failed
-write, and that nothing of the turn remains).
+write, and that nothing of the turn remains). Before the comparison with the
+model, every conversation is held to the settlement's invariants (T1-T4,
+``ctxaudit/invariants/settlement.py``), which do not trust the model: each
+turn stored once, in the order sent, with the input the user sent, and every
+answered request that asked to be stored and whose write did not fail stored.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from settlement_support import (
     summarize,
 )
 
+from ctxaudit.invariants.settlement import check_conversation
 from ledger import CompactionConfig, FaultInjectingStore, Ledger, Request, WriteFailedError
 from ledger.backends import Script, ScriptedBackend
 from ledger.server import InferenceCall, InferenceServer, counting_ids
@@ -158,6 +163,10 @@ class SettlementMachine(RuleBasedStateMachine):
         self.store = FaultInjectingStore(":memory:")
         self.scripts: dict[str, Script] = {}
         self.tracked: dict[str, Tracked] = {}
+        #: per conversation, each request's tag and input, in the order sent, and the tags
+        #: of the requests whose turn must be stored (T4), for the model-free invariants
+        self.sent: dict[str, dict[str, tuple[Any, ...]]] = {}
+        self.must: set[str] = set()
         self.backend = ScriptedBackend(self._script)
         self.convs: dict[str, tuple[model.Turn, ...]] = {}
         self.last_response: dict[str, str] = {}
@@ -239,6 +248,7 @@ class SettlementMachine(RuleBasedStateMachine):
             self.params,
         )
         self.tracked[tag] = Tracked(plan)
+        self.sent.setdefault(conv, {})[tag] = model.input_items(value)
         chunks = tuple(f"{tag}{letter}" for letter in "abc"[: send.chunks])
         return tag, request, plan, chunks
 
@@ -297,6 +307,8 @@ class SettlementMachine(RuleBasedStateMachine):
             )
             if reply.response_id is not None:
                 self.last_response[conv] = reply.response_id
+            if send.store and not blocked:
+                self.must.add(tag)  # answered, to be stored, its write did not fail
         self._settle(plan, ending, failing)
 
     @rule(target=streams, conv=conversations, path=st.sampled_from(STREAMING), send=sends)
@@ -394,6 +406,8 @@ class SettlementMachine(RuleBasedStateMachine):
             assert stream.settled_by in (None, "end"), f"{stream}: inference ran on after settling"
             if stream.settled_by is None:
                 stream.settled_by = "end"
+                if stream.plan.request.store and not failing:
+                    self.must.add(stream.tag)  # answered to its end, to be stored
                 self._settle(stream.plan, model.Completed(stream.chunks), failing)
 
     @rule(stream=streams)
@@ -533,6 +547,14 @@ class SettlementMachine(RuleBasedStateMachine):
         self.calls_seen = len(self.backend.calls)
 
     @invariant()
+    def conversations_keep_the_invariants(self) -> None:
+        """T1-T4 on what the ledger stored, without the model."""
+        for conv, sent in self.sent.items():
+            stored = [(i.turn, i.kind, i.content) for i in self.store.items(conv)]
+            broken = check_conversation(stored, sent, request_tag, self.must)
+            assert not broken, f"S6 ({conv}): " + "; ".join(broken)
+
+    @invariant()
     def conversations_match_model(self) -> None:
         """S6: every conversation, item by item."""
         assert not self.store.fault_pending
@@ -544,6 +566,13 @@ class SettlementMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.loop.close()
         self.store.close()
+
+
+def request_tag(items: Any) -> str | None:
+    """The tag (``q<n>``) a request's input starts its last message with."""
+    text = str(items[-1].get("content", "")) if items else ""
+    head = text.split(" ")[0]
+    return head if head.startswith("q") and head[1:].isdigit() else None
 
 
 #: the most rows of a conversation an S6 message shows, from just before the first difference

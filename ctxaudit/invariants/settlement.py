@@ -1,0 +1,63 @@
+"""The settlement's invariants: what a store of conversation turns may hold.
+
+Requests are sent to a conversation one after another; each answered one whose turn is
+stored becomes one turn of it. Whatever decides which turns are stored (compaction, a
+store flag, a failed write), a user expects of what the store holds:
+
+- T1 *once*: a request's turn is stored at most once.
+- T2 *in order*: the turns stand in the order their requests were sent.
+- T3 *its original input*: a stored turn holds its request's input exactly as the user
+  sent it, never a rewrite (a compacted request is sent a summary instead: that is what
+  the model saw, not what the user said).
+- T4 *nothing lost*: a request that was answered, asked to be stored and whose write
+  did not fail has its turn stored.
+
+A request is known by a label the lockstep reads off its input (:data:`Label`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+JSONObject = Mapping[str, Any]
+#: the label of the request whose input ``items`` are (None: no request's)
+Label = Callable[[Sequence[JSONObject]], "str | None"]
+
+
+def check_conversation(
+    stored: Sequence[tuple[int, str, JSONObject]],
+    sent: Mapping[str, Sequence[JSONObject]],
+    label: Label,
+    must: Collection[str] = (),
+) -> list[str]:
+    """The invariants one conversation's store breaks.
+
+    ``stored``: its items as ``(turn number, kind, content)``, kind ``input`` for what the
+    user sent; ``sent``: each request's label and input, in the order sent; ``must``: the
+    labels whose turn must be stored (T4)."""
+    inputs: dict[int, list[JSONObject]] = {}
+    for turn, kind, content in stored:
+        if kind == "input":
+            inputs.setdefault(turn, []).append(content)
+    labels = [(turn, label(items)) for turn, items in sorted(inputs.items())]
+    broken: list[str] = []
+    seen = [name for _, name in labels if name is not None]
+    twice = sorted({name for name in seen if seen.count(name) > 1})
+    if twice:
+        broken.append(f"T1: stored more than once: {twice}")
+    order = {name: k for k, name in enumerate(sent)}
+    ranks = [order[name] for name in seen if name in order]
+    if ranks != sorted(ranks):
+        broken.append(f"T2: turns out of the order sent: {seen}")
+    rewritten = [
+        name
+        for turn, name in labels
+        if name is not None and name in sent and list(inputs[turn]) != list(sent[name])
+    ]
+    if rewritten:
+        broken.append(f"T3: stored with an input other than the one sent: {rewritten}")
+    lost = [name for name in sent if name in must and name not in seen]
+    if lost:
+        broken.append(f"T4: answered and to be stored, yet not stored: {lost}")
+    return broken
