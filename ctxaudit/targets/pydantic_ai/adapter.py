@@ -4,16 +4,19 @@ The LLM is pydantic-ai's own ``FunctionModel``: each request it receives is answ
 the next scripted response, whose ``RequestUsage`` is what a provider would report. A
 run is ``agent.run_sync(..., usage=pool, usage_limits=...)``: ``pool`` is a ``RunUsage``
 the caller owns, which the run meters into (a delegate run given ``ctx.usage`` does the
-same), so meters can be carried from one run into the next. What is observed, all of it
-public: how many requests the model received, the run's meters as each tool call sees
-them (``RunContext.usage``), the ``UsageLimitExceeded`` the run raised (the limit its
-message names), and the pool after the run.
+same), so meters can be carried from one run into the next. The same run can start at
+any documented entry point that runs the agent to its end (:data:`ENTRY_POINTS`):
+``run_sync``, the async ``run``, or the async ``iter``, stepped node by node. What is
+observed, all of it public: how many requests the model received, the run's meters as
+each tool call sees them (``RunContext.usage``), the ``UsageLimitExceeded`` the run
+raised (the limit its message names), and the pool after the run.
 
 Runs only in a pydantic-ai environment (``tests/pydantic_ai/inenv``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -135,8 +138,33 @@ def limit_named(message: str) -> Cap:
     return LIMIT_CAPS[m.group(1)]
 
 
-def run(steps: tuple[Step, ...], limits: Limits, pool: RunUsage) -> Observed:
-    """One agent run of ``steps`` (the last a text answer) metering into ``pool``."""
+#: where a run starts: ``Agent.run_sync``, ``Agent.run`` (async), ``Agent.iter`` (async,
+#: every node stepped through)
+ENTRY_POINTS = ("run_sync", "run", "iter")
+
+
+def start(agent: Agent[None, str], entry: str, pool: RunUsage, limits: UsageLimits) -> None:
+    """Run ``agent`` to its end from ``entry`` (:data:`ENTRY_POINTS`)."""
+    if entry == "run_sync":
+        agent.run_sync("go", usage=pool, usage_limits=limits)
+        return
+
+    async def whole() -> None:
+        if entry == "run":
+            await agent.run("go", usage=pool, usage_limits=limits)
+            return
+        async with agent.iter("go", usage=pool, usage_limits=limits) as stepped:
+            async for _ in stepped:
+                pass
+
+    asyncio.run(whole())
+
+
+def run(
+    steps: tuple[Step, ...], limits: Limits, pool: RunUsage, entry: str = "run_sync"
+) -> Observed:
+    """One agent run of ``steps`` (the last a text answer) metering into ``pool``,
+    started at ``entry``."""
     requests: list[int] = []
     segment_of: list[tuple[int, int]] = [
         (i, j) for i, step in enumerate(steps) for j in range(len(step.segments))
@@ -177,7 +205,7 @@ def run(steps: tuple[Step, ...], limits: Limits, pool: RunUsage) -> Observed:
     raised: Cap | None = None
     message: str | None = None
     try:
-        agent.run_sync("go", usage=pool, usage_limits=limits.usage_limits())
+        start(agent, entry, pool, limits.usage_limits())
     except UsageLimitExceeded as exc:
         message = str(exc).split(". Consider")[0]
         raised = limit_named(message)

@@ -30,10 +30,12 @@ from hypothesis import event, note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from ctxaudit import shapes
 from ctxaudit.invariants.budget import Meters as Shown
 from ctxaudit.invariants.budget import Request, check_run, limits_of, report
 from ctxaudit.targets.pydantic_ai import findings
 from ctxaudit.targets.pydantic_ai.adapter import (
+    ENTRY_POINTS,
     Limits,
     Meters,
     Observed,
@@ -48,6 +50,12 @@ from tests.pydantic_ai.inenv.conftest import VERSION
 pytestmark = pytest.mark.properties("B1", "B2", "B3")
 
 CUMULATIVE = frozenset({Cap.INPUT, Cap.OUTPUT, Cap.TOTAL})
+
+#: the shape coverage this lockstep reports (ctxaudit/shapes.py): runs outside the known
+#: findings' regions, by where they started and how they ended
+RUNS = "budget: the entry point × how the run ended"
+ENDS = ("completes", "refused before its first request", "stops on a limit")
+shapes.declare(RUNS, ("entry point", ENTRY_POINTS), ("the run", ENDS))
 
 
 @dataclass(frozen=True)
@@ -203,10 +211,11 @@ class UsageMachine(RuleBasedStateMachine):
     def agent_run(self, data: st.DataObject) -> None:
         steps = data.draw(scripts())
         limits = data.draw(limits_for(self.pool, steps))
-        note(f"run({steps!r}, {limits!r}) on {self.pool!r}")
+        entry = data.draw(st.sampled_from(ENTRY_POINTS))
+        note(f"run({steps!r}, {limits!r}, entry={entry!r}) on {self.pool!r}")
         expected = expect(self.pool, limits, steps)
         usage = pool_of(self.pool)
-        observed = run(steps, limits, usage)
+        observed = run(steps, limits, usage, entry)
         note(f"observed {observed!r}")
         if isinstance(expected, str):
             event(f"left out: {expected}")
@@ -214,6 +223,10 @@ class UsageMachine(RuleBasedStateMachine):
             return
         event(f"stops on {sorted(expected.stops_on)}" if expected.stops_on else "completes")
         check_invariants(self.pool, limits, steps, observed)
+        ended = "stops on a limit" if observed.raised else "completes"
+        if observed.raised and observed.requests_received == 0:
+            ended = "refused before its first request"
+        shapes.reached(RUNS, entry, ended)
         assert observed.requests_received == expected.requests_received, (
             f"the model received {observed.requests_received} request(s), "
             f"expected {expected.requests_received} (run stopped on {observed.message!r})"
