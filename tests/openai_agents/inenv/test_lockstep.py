@@ -522,9 +522,10 @@ def test_every_writer_while_a_run_and_a_manual_compact_call_are_in_flight() -> N
     for op in ("add", "pop", "clear"):
         for via in ("wrapper", "store"):
             m = program(window=None, threshold=1)
-            try:
+            try:  # a turn before each, so no pop or clear in flight meets an empty history
                 text_runs(m, 1)
                 m.run(tool=False, compact_fails=False, during=(op, via, False))
+                text_runs(m, 1)
                 m.manual(force=True, compact_fails=False, during=(op, via, True))
             finally:
                 m.teardown()
