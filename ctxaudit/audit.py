@@ -108,6 +108,9 @@ def _pytest(
         cmd += ["--show-capture=no", "--tb=long"]
         cmd += [f"--ignore={p}" for p in _not_per_target()]
         cmd += kind.suite_args(target.spec)
+        root = _rootdir(paths)
+        if root is not None:
+            cmd.append(f"--rootdir={root}")
         if seed is not None:
             cmd.append(f"--hypothesis-seed={seed}")
         env = {**base_env, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
@@ -118,6 +121,20 @@ def _pytest(
         if shapes_out is not None:
             shapes_out.extend(shapes.load(Path(env["CTXAUDIT_SHAPES"])))
     return status, tests, output, elapsed
+
+
+def _rootdir(paths: Sequence[str]) -> Path | None:
+    """Where the node ids of suites that live outside ctxaudit's files (a target
+    package's own) are counted from: the folder that holds them all. Without it pytest
+    counts from the common folder of them and of where it runs, so a test's id (and a
+    known finding's check found by it) would depend on where ctxaudit is."""
+    files = [Path(p.split("::")[0]) for p in paths]
+    if not files or not all(f.is_absolute() for f in files):
+        return None
+    if any(f.resolve().is_relative_to(REPO_ROOT.resolve()) for f in files):
+        return None
+    common = Path(os.path.commonpath([str(f.resolve()) for f in files]))
+    return common if common.is_dir() else common.parent
 
 
 def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[str, Any]]:

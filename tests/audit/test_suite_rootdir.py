@@ -1,0 +1,31 @@
+"""A target's own suites (outside ctxaudit's files) get the same node ids wherever
+ctxaudit is: pytest would otherwise count them from the folder common to them and to
+where it runs, and a known finding's check, found by its id, would read "did not run"
+when the checkout and the suites share a parent (a clone under /tmp, say)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxaudit import audit, targets
+from ctxaudit.targets.base import Described
+from tests.faults.test_outcomes import SKIPPED_CHECK, _SkippedCheck
+
+
+def test_a_target_suites_ids_do_not_depend_on_where_ctxaudit_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout, suites = tmp_path / "checkout", tmp_path / "suites"
+    checkout.mkdir()
+    suites.mkdir()
+    (suites / "test_known.py").write_text(SKIPPED_CHECK)
+    monkeypatch.setattr(audit, "REPO_ROOT", checkout)  # where the suites' process runs
+    targets.register(_SkippedCheck(suites))
+    try:
+        target = Described("skippedcheck", "skippedcheck", "1.0")
+        _, tests, output, _ = audit._pytest(target, [str(suites / "test_known.py")], "ci", None, {})
+    finally:
+        targets.unregister("skippedcheck")
+    assert [t["nodeid"] for t in tests] == ["test_known.py::test_known"], output[-2000:]
