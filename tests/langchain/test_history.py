@@ -9,23 +9,16 @@ verdict.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
-from pathlib import Path
-
 import pytest
 
-from ctxaudit.outcomes import CouldNotCheck
-from ctxaudit.targets import get
 from ctxaudit.targets.langchain.findings import BY_ID
 from ctxaudit.targets.langchain.history import BUGS
 from ctxaudit.targets.langchain.tree import PINNED
+from tests.history_programs import judge_on_release, releases
 
-RELEASES = sorted({v for bug in BUGS for v in (*bug.fails_on, *bug.holds_on)})
+RELEASES = releases(BUGS)
 
 
-FORK = Path(__file__).with_name("fork_programs.py")
 #: what every program imports, loaded once before the programs fork
 PRELOAD = (
     "langchain.agents,langchain.agents.middleware,langchain.agents.structured_output,"
@@ -36,40 +29,9 @@ PRELOAD = (
 
 @pytest.mark.parametrize("version", RELEASES)
 def test_programs_on_release(version: str) -> None:
-    """Every bug's program on one release, each in its own process (forked after one
-    import of langchain): it reproduces where the record says it fails, and not where
-    it says it holds."""
-    target = get("langchain")
-    process = target.suite_process(
-        target.expand(f"langchain=={version}")[0], Path(tempfile.gettempdir())
-    )
-    assert process is not None, "langchain runs in its release's environment"
-    python, env = process
-    cases = [
-        (bug, version in bug.fails_on)
-        for bug in BUGS
-        if version in bug.fails_on or version in bug.holds_on
-    ]
-    cmd = [python, str(FORK), "--preload", PRELOAD, *(str(bug.program) for bug, _ in cases)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False)
-    if proc.returncode != 0:
-        raise CouldNotCheck(f"the programs could not run on langchain {version}:\n{proc.stderr}")
-    results = json.loads(proc.stdout)
-    runs = [(bug, fails, results[str(bug.program)]) for bug, fails in cases]
-    broken = [
-        f"{bug.program.name} exited {r['exit']}:\n{r['output'][-2000:]}"
-        for bug, _, r in runs
-        if r["exit"] not in (0, 1)
-    ]
-    if broken:
-        raise CouldNotCheck(f"on langchain {version}: " + "\n".join(broken))
-    wrong = [
-        f"{bug.upstream} {'holds' if fails else 'reproduces'} on langchain {version}, "
-        f"expected it to {'reproduce' if fails else 'hold'}:\n{r['output']}"
-        for bug, fails, r in runs
-        if (r["exit"] == 1) != fails
-    ]
-    assert not wrong, "\n".join(wrong)
+    """Every bug's program on one release: it reproduces where the record says it
+    fails, and not where it says it holds."""
+    judge_on_release("langchain", version, BUGS, PRELOAD)
 
 
 def test_the_record_is_consistent() -> None:

@@ -93,19 +93,21 @@ BUGS: tuple[Bug, ...] = (
         "the history is replaced by a placeholder, the summary model never called, when "
         "no human message falls in the trim window",
         "unfixed (closed upstream; 1.5.2 still reproduces it)",
-        HERE / "lc_39261_trim_window_placeholder.py",
+        finding_program("LC-TRIM-WINDOW-DROPS-SUMMARY"),
         fails_on=("1.2.0", "1.3.14", "1.5.2"),
         holds_on=(),
         before="",
+        finding="LC-TRIM-WINDOW-DROPS-SUMMARY",
     ),
     Bug(
         "langchain-ai/langchain#39815",
         "ToolCallLimitMiddleware adds a second tool message for a call already answered "
         "(a structured-output tool call)",
         "unfixed (open)",
-        HERE / "lc_39815_limit_answers_answered_call.py",
+        finding_program("LC-TOOL-LIMIT-ANSWERS-ANSWERED-CALL"),
         fails_on=("1.2.0", "1.3.14", "1.5.2"),
         holds_on=(),
         before="",
+        finding="LC-TOOL-LIMIT-ANSWERS-ANSWERED-CALL",
     ),
 )
