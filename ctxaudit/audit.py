@@ -306,7 +306,7 @@ def run_attribute(request: AttributeRequest) -> int:
     fix explains the failure, 1 when not, 2 on bad usage (one line, before any work:
     a blob that is no example, a test whose file is not in the suites) or when
     ctxaudit could not check (a run that did not happen or ended in its own error)."""
-    from ctxaudit.fixaudit import EXPLAINED, NOT_EXPLAINED, Attribution, attribute, blob_error
+    from ctxaudit.attribution import EXPLAINED, NOT_EXPLAINED, Attribution, attribute, blob_error
 
     try:
         (target,) = [

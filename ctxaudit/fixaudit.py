@@ -36,8 +36,9 @@ could not check (why)", never verified nor "does not make the property hold"; a 
 that ended so explains nothing and reproduces nothing; on the fully fixed tree the
 properties of such tests are "could not check" (``judge``), and the tree is not "ok".
 
-Each attribution can be rerun alone: ``bin/ctxaudit attribute`` (:func:`attribute`)
-builds the unfixed and the single-fix copies and replays the example on both.
+Each attribution can be rerun alone: ``bin/ctxaudit attribute``
+(:func:`ctxaudit.attribution.attribute`) builds the unfixed and the single-fix copies and
+replays the example on both.
 """
 
 from __future__ import annotations
@@ -51,39 +52,22 @@ from typing import Any
 
 from ctxaudit import fix_patches
 from ctxaudit import fixes as fixlib
+from ctxaudit.attribution import Runner, attribute_command, ran_clean, records, unchecked_why
 from ctxaudit.outcomes import COULD_NOT_CHECK, FAILS
-from ctxaudit.replay import parse_blob, ran_through
+from ctxaudit.replay import parse_blob
 from ctxaudit.target_report import Finding, TargetReport, extract_findings, heading, judge
 
 Ticker = Callable[[str], None]
 # runs pytest: (tree spec, paths, env, replays {nodeid: [version, blob]}) -> tests
-Runner = Callable[[str, list[str], dict[str, str], dict[str, list[str]]], list[dict[str, Any]]]
 # the environment of a run on a copy of the tree that leaves out these findings' regions
 LeaveOut = Callable[[Sequence[str]], dict[str, str]]
 
 VERIFIED = "fix verified"
 
 
-def _outcomes(tests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each test's record: its call, or the last phase that failed (a setup or teardown
-    error, which carries its ``could_not_check``, wins over the call)."""
-    return {t["nodeid"]: t for t in tests if t["when"] == "call" or t["outcome"] == "failed"}
-
-
-def _unchecked(test: dict[str, Any] | None) -> str:
-    """Why ctxaudit could not check this test's run ("" when it could)."""
-    return str(test.get("could_not_check") or "") if test is not None else ""
-
-
-def _explained(test: dict[str, Any] | None) -> bool:
-    """The replayed failure did not happen: the example ran to its end without failing,
-    drawn as recorded (``ctxaudit.replay.ran_through``), in a run ctxaudit could check."""
-    return test is not None and not _unchecked(test) and ran_through(test)
-
-
 def _reproduced(test: dict[str, Any] | None, failure: Finding) -> bool:
     """The replay failed with the failure's own message (the control, on the unfixed tree)."""
-    if test is None or _unchecked(test) or test["outcome"] != "failed" or _explained(test):
+    if test is None or unchecked_why(test) or test["outcome"] != "failed" or ran_clean(test):
         return False
     text = test.get("longrepr", "")
     if "DidNotReproduce" in text:
@@ -111,11 +95,11 @@ def _replay(
     run: Runner, tree: str, failures: list[Finding], env: dict[str, str], extra: list[str]
 ) -> tuple[list[bool], dict[str, dict[str, Any]]]:
     """Which failures pass on ``tree`` (each replayed once), and the outcomes of ``extra``."""
-    got, extra_out = _replay_outcomes(run, tree, failures, env, extra)
-    return [_explained(t) for t in got], extra_out
+    got, extra_out = _replayrecords(run, tree, failures, env, extra)
+    return [ran_clean(t) for t in got], extra_out
 
 
-def _replay_outcomes(
+def _replayrecords(
     run: Runner, tree: str, failures: list[Finding], env: dict[str, str], extra: list[str]
 ) -> tuple[list[dict[str, Any] | None], dict[str, dict[str, Any]]]:
     """Each failure's replayed test outcome on ``tree``, and the outcomes of ``extra``."""
@@ -127,7 +111,7 @@ def _replay_outcomes(
         if not paths:
             continue
         replays = {nodeid: blob for nodeid, (_, blob) in r.items() if blob}
-        got = _outcomes(run(tree, paths, env, replays))
+        got = records(run(tree, paths, env, replays))
         for nodeid, (i, _) in r.items():
             passed[i] = got.get(nodeid)
         if n == 0:
@@ -374,7 +358,7 @@ def _control(audit: _FixAudit, failures: list[Finding]) -> _Control:
     control = fixlib.fixed_copy(audit.root, audit.tmp / "unfixed", audit.version, []).root
     if failures:
         audit.tick("replays on the unfixed tree (control)")
-    replayed, _ = _replay_outcomes(audit.run, str(control), failures, audit.env, [])
+    replayed, _ = _replayrecords(audit.run, str(control), failures, audit.env, [])
     reproduces = [_reproduced(t, f) for t, f in zip(replayed, failures, strict=True)]
     return _Control(replayed, reproduces)
 
@@ -406,8 +390,8 @@ def _regression_status(test: dict[str, Any] | None) -> dict[str, str]:
     reproduces)."""
     if test is None:
         return {"status": "not verified", "detail": "its regression test did not run"}
-    if _unchecked(test):  # no verdict either way: ctxaudit's own error
-        return {"status": "not verified", "detail": f"could not check ({_unchecked(test)})"}
+    if unchecked_why(test):  # no verdict either way: ctxaudit's own error
+        return {"status": "not verified", "detail": f"could not check ({unchecked_why(test)})"}
     if test["outcome"] == "passed":
         return {
             "status": "does not make the property hold",
@@ -517,10 +501,10 @@ def _attribute_failures(
 
 def _why_new(control_run: dict[str, Any] | None, reproduces: bool, tried: Iterable[str]) -> str:
     """Why a failure of the unfixed tree is attributed to no fix, in words."""
-    if _unchecked(control_run):
+    if unchecked_why(control_run):
         return (
             "new: not attributed, ctxaudit could not check its replay on an unfixed copy "
-            f"of the tree (the control: {_unchecked(control_run)})"
+            f"of the tree (the control: {unchecked_why(control_run)})"
         )
     if not reproduces:
         return (
@@ -609,132 +593,3 @@ def _not_verified(test: dict[str, Any]) -> str:
 def _leave_out_findings(ids: Sequence[str]) -> dict[str, str]:
     """The default ``leave_out``: ``CTXAUDIT_FINDINGS`` (``Target.copy_env``'s default)."""
     return {"CTXAUDIT_FINDINGS": ",".join(ids) or "none"}
-
-
-def attribute_command(
-    report: TargetReport, failure: Finding, fix: str, left_out: Sequence[str] | None = None
-) -> str:
-    """The command that reruns one attribution: the failure's example replayed on an
-    unfixed copy and on the copy with ``fix`` alone (``bin/ctxaudit attribute``), with
-    the regions of ``left_out`` left out (default: every known finding that affects the
-    version). How the command names the version is the target's
-    (``attribute_args``; default ``--target NAME==VERSION``)."""
-    from ctxaudit import targets
-    from ctxaudit.targets.base import TargetError
-
-    if left_out is None:
-        left_out = [k["id"] for k in report.known if k["affects"]]
-    try:
-        naming = targets.get(report.target).attribute_args(report.spec, report.version)
-    except TargetError:  # not a registered target (a test's toy)
-        naming = ["--target", f"{report.target}=={report.version}"]
-    cmd = (
-        f"CTXAUDIT_FINDINGS={','.join(left_out) or 'none'} bin/ctxaudit attribute "
-        f"{' '.join(naming)} --fix {fix} --profile {report.profile}"
-    )
-    if report.seed is not None:
-        cmd += f" --seed {report.seed}"
-    blob = parse_blob(failure.reproduction)
-    if blob:
-        cmd += f' --blob "{blob[1]}"'
-    return cmd + f" '{failure.test}'"
-
-
-@dataclasses.dataclass(frozen=True)
-class Attribution:
-    """One attribution to rerun alone (:func:`attribute`): the tree at ``root`` (its
-    version's name ``version`` orders the forms a fix tries), the ``fix``, the failing
-    ``test`` and its example ``blob`` (the bytes literal of its ``@reproduce_failure``;
-    None: a plain rerun), and ``env``, the environment of both runs."""
-
-    root: Path
-    version: str
-    fix: fixlib.Fix
-    test: str
-    blob: str | None
-    env: Mapping[str, str]
-
-
-#: what :func:`attribute` concludes: the fix explains the failure, it does not, or
-#: ctxaudit could not check (a run that did not happen or ended in its own error)
-EXPLAINED, NOT_EXPLAINED = "explained", "not explained"
-
-
-def blob_error(literal: str) -> str | None:
-    """Why ``literal`` (``--blob``: the bytes literal of a ``@reproduce_failure``) is no
-    example Hypothesis can replay, in a line; None when it is one. Only the envelope is
-    read (base64, then a raw or zlib-compressed payload, as every Hypothesis release
-    writes it): the choices inside are the replaying Hypothesis' to read, which may be
-    a target environment's own release."""
-    import ast
-    import base64
-    import binascii
-    import zlib
-
-    try:
-        value = ast.literal_eval(literal)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        value = None
-    if not isinstance(value, bytes):
-        return f"--blob {literal!r} is not the b'...' of a @reproduce_failure"
-    try:
-        payload = base64.b64decode(value, validate=True)
-        if not payload or payload[0] not in (0, 1):
-            raise ValueError("it does not start as a Hypothesis example does")
-        if payload[0] == 1:
-            zlib.decompress(payload[1:])
-    except (binascii.Error, ValueError, zlib.error) as exc:
-        return f"--blob {literal!r} is no example Hypothesis can replay ({exc})"
-    return None
-
-
-def _did_not_run(test: dict[str, Any] | None) -> str:
-    """Why a run of the test gives no evidence either way ("" when it does)."""
-    if test is None:
-        return "the test did not run (no such test in the suites?)"
-    if _unchecked(test):
-        return f"could not check ({_unchecked(test)})"
-    if test["outcome"] == "skipped":
-        return f"the test was skipped (in its {test['when']})"
-    return ""
-
-
-def attribute(one: Attribution, run: Runner) -> tuple[str, str]:
-    """One attribution, alone: replay the test (its example, or a plain rerun) on an
-    unfixed copy of the tree and on the copy with the fix alone. Returns what
-    happened, in words, and the conclusion: :data:`EXPLAINED` (it fails without the
-    fix and runs through with it), :data:`NOT_EXPLAINED`, or ``COULD_NOT_CHECK`` when
-    either run gives no evidence (the test did not run, was skipped, or ended in
-    ctxaudit's own error): never "does not fail" for a test that did not run."""
-    import hypothesis
-
-    fix, test, env = one.fix, one.test, dict(one.env)
-    failure = Finding([], "", test, "")
-    replays = {test: [hypothesis.__version__, one.blob]} if one.blob else {}
-    with tempfile.TemporaryDirectory(prefix="ctxaudit-attribute-") as tmp:
-        plain = fixlib.fixed_copy(one.root, Path(tmp) / "unfixed", one.version, [])
-        fixed = fixlib.fixed_copy(one.root, Path(tmp) / "fixed", one.version, [fix])
-        if fixed.failed:
-            return f"the fix does not apply: {fixed.failed[fix.finding]}", NOT_EXPLAINED
-        without = _outcomes(run(str(plain.root), [test], env, replays)).get(test)
-        with_fix = _outcomes(run(str(fixed.root), [test], env, replays)).get(test)
-    lost = {"without the fix": _did_not_run(without), f"with {fix.finding}": _did_not_run(with_fix)}
-    if any(lost.values()):
-        lines = [f"{run_}: {why}" for run_, why in lost.items() if why]
-        return "\n".join([*lines, f"{COULD_NOT_CHECK}: no verdict on {test}"]), COULD_NOT_CHECK
-    assert without is not None and with_fix is not None
-    failed = without["outcome"] == "failed" and not _explained(without)
-    if failed:
-        failure.message = (extract_findings(without) or [failure])[0].message
-    passes = _explained(with_fix)
-    lines = [
-        "without the fix: " + (f"fails ({failure.message[:200]})" if failed else "does not fail"),
-        f"with {fix.finding}: " + ("runs through, no failure" if passes else "fails"),
-    ]
-    if not passes:
-        lines[-1] += f" ({(extract_findings(with_fix) or [failure])[0].message[:200]})"
-    explained = failed and passes
-    lines.append(
-        f"explained by the fix of {fix.finding}" if explained else "not explained by this fix"
-    )
-    return "\n".join(lines), EXPLAINED if explained else NOT_EXPLAINED

@@ -1,4 +1,4 @@
-"""The command that reruns an attribution (``ctxaudit.fixaudit.attribute_command``) names
+"""The command that reruns an attribution (``ctxaudit.attribution.attribute_command``) names
 the version the way its target resolves it again (``attribute_args``): a lightspeed-stack
 tree by its spec and repository, not by the report's version (``main-gcd1a048`` names no
 tree); and it leaves out the regions the unfixed tree's run left out. Milliseconds; the
@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import targets
+from ctxaudit.attribution import attribute_command
 from ctxaudit.cli import build_parser
-from ctxaudit.fixaudit import FixAuditOptions, attribute_command, fix_audit
+from ctxaudit.fixaudit import FixAuditOptions, fix_audit
 from ctxaudit.target_report import Finding, TargetReport
 
 BLOB = "You can reproduce this example by temporarily adding @reproduce_failure('6.1', b'AXic') as a decorator"  # noqa: E501

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "ctxaudit.pytest_plugin": 3,  # the suites' pytest setup: the registry's options
     "ctxaudit.pytest_ctxaudit": 3,  # the maintainers' pytest plugin: asks the registry
     "ctxaudit.fixaudit": 4,
+    "ctxaudit.attribution": 4,  # rerunning one attribution alone; the fix audit's records
     "ctxaudit.audit": 5,
     "ctxaudit.result_cache": 5,  # the audit's step cache
     "ctxaudit.result_keys": 5,  # its keys

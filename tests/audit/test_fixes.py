@@ -12,15 +12,8 @@ import pytest
 
 from ctxaudit import fixes as fixlib
 from ctxaudit import targets
-from ctxaudit.fixaudit import (
-    EXPLAINED,
-    NOT_EXPLAINED,
-    VERIFIED,
-    Attribution,
-    FixAuditOptions,
-    attribute,
-    fix_audit,
-)
+from ctxaudit.attribution import EXPLAINED, NOT_EXPLAINED, Attribution, attribute
+from ctxaudit.fixaudit import VERIFIED, FixAuditOptions, fix_audit
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.replay import parse_blob, ran_through
 from ctxaudit.target_report import Finding, TargetReport
