@@ -239,7 +239,9 @@ def _plan_ids(
     return plan
 
 
-@pytest.mark.parametrize(("target", "spec"), [("ledger", None), ("gitreins", "0.17.1")])
+# the ledger's scope in the suite; gitreins 0.17.1's (8 s more) was checked the same way
+# when the operators were added (2,091 ids, in order)
+@pytest.mark.parametrize(("target", "spec"), [("ledger", None)])
 def test_no_existing_id_moves_on_a_real_scope(
     target: str, spec: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
