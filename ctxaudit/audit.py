@@ -1,7 +1,7 @@
 """The audit: run the property suites against targets and write reports.
 
 Each target version runs in its own pytest process (versions never share
-imported modules). For each one the audit writes
+imported modules; :mod:`ctxaudit.suite_run`). For each one the audit writes
 ``reports/<target>-<version>/findings.json`` and ``findings.md``: every
 property with its verdict and, for each finding, the minimal reproduction
 Hypothesis shrank to.
@@ -9,16 +9,15 @@ Hypothesis shrank to.
 Nothing here names a target: what a target is (its suites, properties, known findings,
 the process its suites run in, its mutation scope) is asked of its
 :class:`~ctxaudit.targets.base.Target` (``ctxaudit.targets.get(name)``). The mutation
-audit runs ``python -m mutation`` in its own process (:func:`run_mutation`).
+audit runs ``python -m mutation`` in its own process
+(:func:`ctxaudit.mutation_audit.run_mutation`, re-exported here).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,13 +26,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import atomic, replay, shapes, targets
+from ctxaudit import atomic, replay, targets
+from ctxaudit.mutation_audit import MutationOptions as MutationOptions  # re-exported
+from ctxaudit.mutation_audit import run_mutation as run_mutation  # re-exported
 from ctxaudit.suite import REPO as REPO_ROOT
+from ctxaudit.suite_run import Ticker, run_pytest
 from ctxaudit.target_report import Finding as Finding  # re-exported
 from ctxaudit.target_report import TargetReport, heading, judge
 from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
 from ctxaudit.targets.base import Described as Target  # re-exported: one target version
-from ctxaudit.targets.base import MutationScope
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
 from ctxaudit.templating import render
 
@@ -49,94 +50,6 @@ def parse_target(spec: str, repos: Mapping[str, Path | None] | None = None) -> l
     return targets.parse(spec, repos)
 
 
-def _not_per_target() -> list[str]:
-    """Tests about the suites themselves (release history), not about one target
-    version: left out of every run."""
-    return [p for t in targets.all_targets() for p in t.suite_ignores]
-
-
-Ticker = Callable[[str], None]
-
-
-def run_with_ticker(
-    cmd: list[str], env: dict[str, str], ticker: Ticker | None
-) -> tuple[int, str, float]:
-    """Run a command, calling ``ticker`` with a status line every second.
-
-    The command runs in a process group of its own that dies with the audit
-    (``ctxaudit/procs.py``); once the audit is interrupted this raises
-    ``procs.Interrupted`` instead of returning, so no verdict is read from a run that
-    was stopped."""
-    from ctxaudit import procs
-
-    started = time.monotonic()
-    with tempfile.TemporaryFile("w+") as out:
-        with procs.spawn(
-            cmd, env, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
-        ) as proc:
-            while proc.poll() is None:
-                if ticker is not None:
-                    ticker(f"{time.monotonic() - started:.0f} s")
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=1.0)
-        procs.check()
-        out.seek(0)
-        return proc.returncode, out.read(), time.monotonic() - started
-
-
-def _pytest(
-    target: Target,
-    paths: list[str],
-    profile: str,
-    seed: int | None,
-    extra_env: dict[str, str],
-    ticker: Ticker | None = None,
-    shapes_out: list[dict[str, Any]] | None = None,
-) -> tuple[int, list[dict[str, Any]], str, float]:
-    """Run pytest on ``paths`` for ``target`` in a fresh process (under the python and
-    environment the target's suites run in); ``shapes_out`` takes the shape coverage
-    the suites counted (:mod:`ctxaudit.shapes`)."""
-    kind = targets.get(target.kind)
-    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
-        results = Path(tmp) / "results.json"
-        python, base_env = sys.executable, dict(os.environ)
-        process = kind.suite_process(target, Path(tmp))
-        if process is not None:
-            python, base_env = process
-        cmd = [python, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
-        cmd += ["-p", "ctxaudit.pytest_plugin", "-p", "ctxaudit.pytest_results"]
-        cmd += ["--show-capture=no", "--tb=long"]
-        cmd += [f"--ignore={p}" for p in _not_per_target()]
-        cmd += kind.suite_args(target.spec)
-        root = _rootdir(paths)
-        if root is not None:
-            cmd.append(f"--rootdir={root}")
-        if seed is not None:
-            cmd.append(f"--hypothesis-seed={seed}")
-        env = {**base_env, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
-        env["CTXAUDIT_SHAPES"] = str(Path(tmp) / "shapes.json")
-        env.update(extra_env)
-        status, output, elapsed = run_with_ticker(cmd, env, ticker)
-        tests = json.loads(results.read_text())["tests"] if results.exists() else []
-        if shapes_out is not None:
-            shapes_out.extend(shapes.load(Path(env["CTXAUDIT_SHAPES"])))
-    return status, tests, output, elapsed
-
-
-def _rootdir(paths: Sequence[str]) -> Path | None:
-    """Where the node ids of suites that live outside ctxaudit's files (a target
-    package's own) are counted from: the folder that holds them all. Without it pytest
-    counts from the common folder of them and of where it runs, so a test's id (and a
-    known finding's check found by it) would depend on where ctxaudit is."""
-    files = [Path(p.split("::")[0]) for p in paths]
-    if not files or not all(f.is_absolute() for f in files):
-        return None
-    if any(f.resolve().is_relative_to(REPO_ROOT.resolve()) for f in files):
-        return None
-    common = Path(os.path.commonpath([str(f.resolve()) for f in files]))
-    return common if common.is_dir() else common.parent
-
-
 def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[str, Any]]:
     """Phase 1: which of the target's known findings reproduce on this version (the
     target's ``findings_check``: for gitreins its regression tests, run with every known
@@ -145,7 +58,7 @@ def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[st
         check = targets.get(target.kind).findings_check(target, Path(tmp))
         if check is None:
             return []
-        status, tests, output, _ = _pytest(
+        status, tests, output, _ = run_pytest(
             target, list(check.paths), "ci", None, dict(check.env), ticker
         )
         outcome = {t["nodeid"]: t["outcome"] for t in tests if t["when"] == "call"}
@@ -209,7 +122,7 @@ def run_target(
         affecting = ",".join(k["id"] for k in known if k["affects"])
         env = {"CTXAUDIT_FINDINGS": affecting} if kind.excludes_known else {}
         reached: list[dict[str, Any]] = []
-        status, tests, output, elapsed = _pytest(
+        status, tests, output, elapsed = run_pytest(
             target, list(kind.suites), profile, seed, env, phase("properties"), reached
         )
     except Exception as exc:  # noqa: BLE001 - an environment that does not build, a bug
@@ -258,7 +171,7 @@ def run_fix_audit(
     fixed_seeds: Sequence[int] = (),
     attribution_only: bool = False,
 ) -> None:
-    """The fix audit (``ctxaudit/fixaudit.py``): each fix verified, every property on
+    """The fix audit (``ctxaudit/fixaudit/``): each fix verified, every property on
     the fully fixed tree, each failure attributed (``attribution_only``: only the
     last). Each pytest run is its own process."""
     from ctxaudit.fixaudit import FixAuditOptions, fix_audit
@@ -269,7 +182,7 @@ def run_fix_audit(
         env = {**env, **replay.environ(replays)}
         seed = int(env.pop("CTXAUDIT_SEED")) if "CTXAUDIT_SEED" in env else report.seed
         fixed = Target(target.kind, tree, target.version, target.repo)
-        return _pytest(fixed, paths, report.profile, seed, env)[1]
+        return run_pytest(fixed, paths, report.profile, seed, env)[1]
 
     kind = targets.get(target.kind)
     resolved = kind.resolve(target.spec, target.repo)
@@ -342,7 +255,7 @@ def run_attribute(request: AttributeRequest) -> int:
     ) -> list[dict[str, Any]]:
         env = {**env, **replay.environ(replays)}
         copy = Target(target.kind, tree, target.version, target.repo)
-        return _pytest(copy, paths, request.profile, request.seed, env)[1]
+        return run_pytest(copy, paths, request.profile, request.seed, env)[1]
 
     one = Attribution(
         resolved.root, kind.fix_version(resolved), fix, request.test, request.blob, env
@@ -410,118 +323,3 @@ def previous_elapsed(out_root: Path, target: Target, profile: str) -> float | No
     except (OSError, ValueError):
         return None
     return float(data["elapsed_s"]) if data.get("profile") == profile else None
-
-
-@dataclass(frozen=True)
-class MutationOptions:
-    """How the mutation audit of one target version runs (:func:`run_mutation`).
-
-    ``other_sample``: the share of 'other' mutants run (a deterministic sample).
-    ``peer``: also run the same mutants against the target's own tests where it has
-    some (gitreins). ``cache``: reuse mutant verdicts from ``.cache/mutation-verdicts/``
-    (``--no-cache``). ``coverage``: also measure the scope's branch coverage (a run of
-    the suite under coverage.py after the mutants: a figure beside the score, never a
-    verdict).
-
-    ``only``: run only the mutants matching these globs (``--since``: the changed
-    functions' ``<file>:<function>:*``).
-
-    ``known`` is the properties phase's known-findings result: the regions of the
-    findings that affect this version are left out of the mutant runs too, as they
-    were for the properties (else a test that meets a known finding fails on the
-    unmutated version, is dropped, and its mutants read as survivors).
-
-    ``fixes``: mutate a copy of the tree with these findings' fixes applied (``--mutate
-    fixed``: the fix audit's fully fixed tree); their regions are no longer left out."""
-
-    other_sample: float = 1.0
-    peer: bool = True
-    known: list[dict[str, Any]] | None = None
-    only: Sequence[str] = ()
-    cache: bool = True
-    fixes: Sequence[str] = ()
-    coverage: bool = True
-
-
-def run_mutation(
-    target: Target,
-    out_root: Path,
-    ticker: Ticker | None = None,
-    options: MutationOptions = MutationOptions(),
-) -> tuple[int, str]:
-    """Run the mutation audit of one target version in its own process (``python -m
-    mutation run``, :func:`_mutation_command`). ``ticker`` gets "<phase> <done>/<total>,
-    <elapsed>" while it runs (:class:`_MutationProgress`)."""
-    kind = targets.get(target.kind)
-    scope = kind.mutation
-    if scope is None or not scope.audited:
-        return 2, f"mutation not run: not wired into the audit for {target.kind} trees yet"
-    cmd = _mutation_command(target, scope, out_root / target.label, options)
-    env = dict(os.environ)
-    if options.known is not None and kind.excludes_known:
-        affecting = [k["id"] for k in options.known if k["affects"]]
-        env["CTXAUDIT_FINDINGS"] = ",".join(affecting) or "none"
-    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
-        state = Path(tmp) / "progress.json"
-        cmd += ["--progress-file", str(state)]
-        status, output, _ = run_with_ticker(cmd, env, _MutationProgress(state, ticker))
-    return status, output
-
-
-def _mutation_command(
-    target: Target, scope: MutationScope, out: Path, options: MutationOptions
-) -> list[str]:
-    """``python -m mutation run`` for one target version (its mutation ``scope``),
-    writing its reports to ``out``, with the options the audit was given."""
-    kind = targets.get(target.kind)
-    cmd = [sys.executable, "-m", "mutation", "run", "--target", target.kind, "--out", str(out)]
-    cmd += ["--other-sample", str(options.other_sample), "-q"]
-    for glob in options.only:
-        cmd += ["--only", glob]
-    for fid in options.fixes:
-        cmd += ["--fix", fid]
-    if scope.spec_option:
-        cmd += [scope.spec_option, target.spec]
-    if kind.repo is not None and target.repo is not None:
-        cmd += [kind.repo.option, str(target.repo)]
-    if scope.peer and options.peer:
-        cmd.append("--peer")
-    if not options.cache:
-        cmd.append("--no-cache")
-    if not options.coverage:
-        cmd.append("--no-coverage")
-    return cmd
-
-
-class _MutationProgress:
-    """The mutation run's status line, read from the progress file it writes: its
-    phase, the mutants done of all and the time left for them, the peer suite's state,
-    the time so far. Called with the elapsed time every second (``run_with_ticker``)."""
-
-    def __init__(self, state: Path, ticker: Ticker | None) -> None:
-        self.state = state
-        self.ticker = ticker
-        self.started = time.monotonic()
-        self.phase_start: dict[str, float] = {}
-
-    def __call__(self, elapsed: str) -> None:
-        if self.ticker is None:
-            return
-        try:
-            st = json.loads(self.state.read_text())
-        except (OSError, ValueError):
-            self.ticker(elapsed)
-            return
-        now = time.monotonic()
-        began = self.phase_start.setdefault(st["phase"], now)
-        text = f"{st['phase']}"
-        if st["phase"] == "mutants":
-            text += f" {st['done']}/{st['total']}"
-        elif st["phase"] in ("recheck", "seed recheck"):  # survivors, or kills again
-            text += f" {st['done']}"
-        if st["phase"] == "mutants" and st["done"] >= 10:
-            left = (now - began) / st["done"] * (st["total"] - st["done"])
-            text += f", ~{left:.0f} s left for them"
-        if st.get("peer"):  # the peer suite, running beside them
-            text += f"; peer {st['peer']}"
-        self.ticker(f"{text} ({now - self.started:.0f} s)")

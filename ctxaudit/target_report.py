@@ -43,7 +43,7 @@ class TargetReport:
     known: list[dict[str, Any]] = field(default_factory=list)
     tests: list[dict[str, Any]] = field(default_factory=list)
     suite: str = field(default_factory=suite_commit)
-    # the fix audit (ctxaudit/fixaudit.py): each known finding's fix and its status,
+    # the fix audit (ctxaudit/fixaudit/): each known finding's fix and its status,
     # the failures it attributed to a known finding, the fully fixed tree's verdicts
     fixes: list[dict[str, Any]] = field(default_factory=list)
     attributed: list[Finding] = field(default_factory=list)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ctxaudit import audit, baseline, cli, result_cache, targets
+from ctxaudit import baseline, cli, result_cache, suite_run, targets
 from ctxaudit.fixes import Edit, Fix, Form
 from ctxaudit.targets.base import (
     BaseTarget,
@@ -119,7 +119,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(targets, "fixes", lambda: {"TOY-BUG": FIX})
     # the audit's pytest runs where the toy's suite is: its node ids name it from there,
     # as the checkout's name its suites
-    monkeypatch.setattr(audit, "REPO_ROOT", home)
+    monkeypatch.setattr(suite_run, "REPO_ROOT", home)
     targets.register(FixableToy(home))
     try:
         yield tmp_path

@@ -12,8 +12,10 @@ layers are its folders and modules, lowest first:
 2. foundations: data and helpers every layer above shares (report data, profiles,
    templating, pytest plugins, the fix format, the property catalogue, digests);
 3. ``ctxaudit/targets/``: the target registry, and one folder per target;
-4. what runs suites for the audit: the fix audit, benchmarks;
-5. ``ctxaudit.audit``: the audit of one target version (and its step cache);
+4. what runs suites for the audit: the pytest process a suite runs in, the fix audit,
+   benchmarks;
+5. ``ctxaudit.audit``: the audit of one target version (its mutation audit, its step
+   cache);
 6. ``ctxaudit/matrix/``: the reports over every version;
 7. ``ctxaudit/pipeline/``: the audit run (its options, phases, baseline judgement, the
    files CI systems read), which the command line calls;
@@ -40,9 +42,11 @@ LAYERS: dict[str, int] = {
     "ctxaudit.targets": 3,
     "ctxaudit.pytest_plugin": 3,  # the suites' pytest setup: the registry's options
     "ctxaudit.pytest_ctxaudit": 3,  # the maintainers' pytest plugin: asks the registry
-    "ctxaudit.fixaudit": 4,
+    "ctxaudit.suite_run": 4,  # the pytest process a suite runs in (and each audit process)
+    "ctxaudit.fixaudit": 4,  # a package: its modules share its layer
     "ctxaudit.attribution": 4,  # rerunning one attribution alone; the fix audit's records
     "ctxaudit.audit": 5,
+    "ctxaudit.mutation_audit": 5,  # the mutation run of one target version
     "ctxaudit.result_cache": 5,  # the audit's step cache
     "ctxaudit.result_keys": 5,  # its keys
     "ctxaudit.result_json": 5,  # its values read back

@@ -1,4 +1,4 @@
-"""The fix audit (ctxaudit/fixes, ctxaudit/fixaudit.py), each part seen to fail: a fix
+"""The fix audit (ctxaudit/fixes, ctxaudit/fixaudit/), each part seen to fail: a fix
 that does not apply, a wrong fix (its regression test passes but it breaks another
 property), a failure no fix explains. A toy tree and a fake pytest runner stand in for
 gitreins, so these take milliseconds; the real runs are the audit's."""
@@ -265,7 +265,7 @@ def test_attribute_rejects_a_bad_blob_or_test_before_any_work(
     def no_work(*args: Any, **kw: Any) -> Any:
         raise AssertionError("the attribution started")
 
-    monkeypatch.setattr(audit, "_pytest", no_work)
+    monkeypatch.setattr(audit, "run_pytest", no_work)
     monkeypatch.setattr(targets.get("gitreins"), "resolve", no_work)
     assert run_attribute(AttributeRequest("gitreins==0.14.0", "GR-GAP-062", test, blob)) == 2
     err = capsys.readouterr().err.strip()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit import audit, targets
+from ctxaudit import suite_run, targets
 from ctxaudit.targets.base import Described
 from tests.faults.test_outcomes import SKIPPED_CHECK, _SkippedCheck
 
@@ -21,11 +21,13 @@ def test_a_target_suites_ids_do_not_depend_on_where_ctxaudit_is(
     checkout.mkdir()
     suites.mkdir()
     (suites / "test_known.py").write_text(SKIPPED_CHECK)
-    monkeypatch.setattr(audit, "REPO_ROOT", checkout)  # where the suites' process runs
+    monkeypatch.setattr(suite_run, "REPO_ROOT", checkout)  # where the suites' process runs
     targets.register(_SkippedCheck(suites))
     try:
         target = Described("skippedcheck", "skippedcheck", "1.0")
-        _, tests, output, _ = audit._pytest(target, [str(suites / "test_known.py")], "ci", None, {})
+        _, tests, output, _ = suite_run.run_pytest(
+            target, [str(suites / "test_known.py")], "ci", None, {}
+        )
     finally:
         targets.unregister("skippedcheck")
     assert [t["nodeid"] for t in tests] == ["test_known.py::test_known"], output[-2000:]

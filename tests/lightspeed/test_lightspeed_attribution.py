@@ -1,4 +1,4 @@
-"""Attribution on a real lightspeed-stack failure (``ctxaudit/fixaudit.py``, step 3).
+"""Attribution on a real lightspeed-stack failure (``ctxaudit/fixaudit/``, step 3).
 
 On main the known finding LS-HANGUP-TURN-LOST's region (a client that hangs up in the
 middle of a stream) is kept in, every other affecting finding's region left out, as if
@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from ctxaudit import replay, targets
-from ctxaudit.audit import _pytest
 from ctxaudit.fixaudit import FixAuditOptions, fix_audit
+from ctxaudit.suite_run import run_pytest
 from ctxaudit.target_report import TargetReport, judge
 from ctxaudit.targets.base import Described, known_entry
 from ctxaudit.targets.lightspeed import findings as lsfindings
@@ -55,7 +55,7 @@ def test_a_failure_in_a_kept_region_is_attributed_to_its_fix(
     left_out = [k["id"] for k in known if k["affects"] and k["id"] != KEPT_IN]
     env = kind.copy_env(resolved, left_out)
     seed = 1
-    status, tests, output, _ = _pytest(
+    status, tests, output, _ = run_pytest(
         target, [INENV, f"--ignore={FINDINGS_TESTS}"], "ci", seed, env
     )
     report = TargetReport(
@@ -71,7 +71,7 @@ def test_a_failure_in_a_kept_region_is_attributed_to_its_fix(
     ) -> list[dict[str, Any]]:  # as ctxaudit.audit.run_fix_audit's
         env = {**env, **replay.environ(replays)}
         as_tree = Described(kind.name, copy, target.version, lightspeed_repo)
-        return _pytest(as_tree, paths, "ci", seed, env)[1]
+        return run_pytest(as_tree, paths, "ci", seed, env)[1]
 
     options = FixAuditOptions(
         list(kind.suites), dict(kind.properties), tmp_path / "out",

@@ -20,7 +20,7 @@ import pytest
 
 from ctxaudit import fixes as fixlib
 from ctxaudit import targets
-from ctxaudit.audit import _pytest
+from ctxaudit.suite_run import run_pytest
 from ctxaudit.targets.base import Described
 from ctxaudit.targets.lightspeed import findings as lsfindings
 from ctxaudit.targets.lightspeed.fixes import trees as ls_trees
@@ -57,7 +57,7 @@ def test_cheap_fixes_verify_on_main(lightspeed_repo: Path, tmp_path: Path) -> No
 
     def run(copy: Path) -> dict[str, dict[str, object]]:
         as_main = Described(kind.name, str(copy), target.version, lightspeed_repo)
-        tests = _pytest(as_main, nodeids, "ci", None, env)[1]
+        tests = run_pytest(as_main, nodeids, "ci", None, env)[1]
         return {str(t["nodeid"]): t for t in tests if t["when"] == "call"}
 
     unfixed = fixlib.fixed_copy(resolved.root, tmp_path / "unfixed", version, [])

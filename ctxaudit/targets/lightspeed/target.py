@@ -10,7 +10,7 @@ known findings are checked by running each one's fixed program
 out the regions of the known findings that reproduce on the unmutated tree, as in the
 properties phase (the worker sets up the session's fixtures without a mutant).
 
-The fix audit (``ctxaudit/fixaudit.py``, fixes in ``fixes/``) runs on it
+The fix audit (``ctxaudit/fixaudit/``, fixes in ``fixes/``) runs on it
 too: a fix's forms name trees by tag or commit prefix (:meth:`fix_version`); a fixed
 copy of a tree is run as that tree (its tag and commit, so the findings registered for
 it are checked) with exactly the given findings' regions left out

@@ -30,7 +30,7 @@ TAG = os.environ.get("CTXAUDIT_LIGHTSPEED_TAG") or None
 COMMIT = os.environ.get("CTXAUDIT_LIGHTSPEED_COMMIT") or None
 #: findings held to reproduce here although not registered for this tree: the fix
 #: audit's regression run of a finding the audit saw reproduce on this version
-#: (ctxaudit/fixaudit.py sets it to the one finding whose fix it verifies)
+#: (ctxaudit/fixaudit/single_fix.py sets it to the one finding whose fix it verifies)
 ASSUMED = {i for i in os.environ.get("CTXAUDIT_FINDINGS_ASSUMED", "").split(",") if i}
 #: where the audit reads which known findings reproduce here (unset: not recorded)
 RECORD = os.environ.get("CTXAUDIT_LIGHTSPEED_REPRODUCTION")

@@ -1,0 +1,110 @@
+"""A target version's suites run in a pytest process of their own: under the python and
+environment the target's suites run in, with ctxaudit's pytest plugins, the results and
+the shape coverage read back from the files they write. Every process the audit starts
+(the suites, the fix audit's replays, the mutation run) runs under
+:func:`run_with_ticker`, in a process group that dies with the audit."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxaudit import shapes, targets
+from ctxaudit.suite import REPO as REPO_ROOT
+from ctxaudit.targets.base import Described as Target
+
+
+def _not_per_target() -> list[str]:
+    """Tests about the suites themselves (release history), not about one target
+    version: left out of every run."""
+    return [p for t in targets.all_targets() for p in t.suite_ignores]
+
+
+Ticker = Callable[[str], None]
+
+
+def run_with_ticker(
+    cmd: list[str], env: dict[str, str], ticker: Ticker | None
+) -> tuple[int, str, float]:
+    """Run a command, calling ``ticker`` with a status line every second.
+
+    The command runs in a process group of its own that dies with the audit
+    (``ctxaudit/procs.py``); once the audit is interrupted this raises
+    ``procs.Interrupted`` instead of returning, so no verdict is read from a run that
+    was stopped."""
+    from ctxaudit import procs
+
+    started = time.monotonic()
+    with tempfile.TemporaryFile("w+") as out:
+        with procs.spawn(
+            cmd, env, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
+        ) as proc:
+            while proc.poll() is None:
+                if ticker is not None:
+                    ticker(f"{time.monotonic() - started:.0f} s")
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=1.0)
+        procs.check()
+        out.seek(0)
+        return proc.returncode, out.read(), time.monotonic() - started
+
+
+def run_pytest(
+    target: Target,
+    paths: list[str],
+    profile: str,
+    seed: int | None,
+    extra_env: dict[str, str],
+    ticker: Ticker | None = None,
+    shapes_out: list[dict[str, Any]] | None = None,
+) -> tuple[int, list[dict[str, Any]], str, float]:
+    """Run pytest on ``paths`` for ``target`` in a fresh process (under the python and
+    environment the target's suites run in); ``shapes_out`` takes the shape coverage
+    the suites counted (:mod:`ctxaudit.shapes`)."""
+    kind = targets.get(target.kind)
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
+        results = Path(tmp) / "results.json"
+        python, base_env = sys.executable, dict(os.environ)
+        process = kind.suite_process(target, Path(tmp))
+        if process is not None:
+            python, base_env = process
+        cmd = [python, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider"]
+        cmd += ["-p", "ctxaudit.pytest_plugin", "-p", "ctxaudit.pytest_results"]
+        cmd += ["--show-capture=no", "--tb=long"]
+        cmd += [f"--ignore={p}" for p in _not_per_target()]
+        cmd += kind.suite_args(target.spec)
+        root = _rootdir(paths)
+        if root is not None:
+            cmd.append(f"--rootdir={root}")
+        if seed is not None:
+            cmd.append(f"--hypothesis-seed={seed}")
+        env = {**base_env, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
+        env["CTXAUDIT_SHAPES"] = str(Path(tmp) / "shapes.json")
+        env.update(extra_env)
+        status, output, elapsed = run_with_ticker(cmd, env, ticker)
+        tests = json.loads(results.read_text())["tests"] if results.exists() else []
+        if shapes_out is not None:
+            shapes_out.extend(shapes.load(Path(env["CTXAUDIT_SHAPES"])))
+    return status, tests, output, elapsed
+
+
+def _rootdir(paths: Sequence[str]) -> Path | None:
+    """Where the node ids of suites that live outside ctxaudit's files (a target
+    package's own) are counted from: the folder that holds them all. Without it pytest
+    counts from the common folder of them and of where it runs, so a test's id (and a
+    known finding's check found by it) would depend on where ctxaudit is."""
+    files = [Path(p.split("::")[0]) for p in paths]
+    if not files or not all(f.is_absolute() for f in files):
+        return None
+    if any(f.resolve().is_relative_to(REPO_ROOT.resolve()) for f in files):
+        return None
+    common = Path(os.path.commonpath([str(f.resolve()) for f in files]))
+    return common if common.is_dir() else common.parent
