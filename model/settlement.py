@@ -75,6 +75,12 @@ original input either way.
 S3 (once). ``settle`` is called once, with the first ending; later reports
 change nothing, so they have no entry here.
 
+Order (S6). ``settle`` appends the turn when the request ends, so turns stand in
+the order their requests ended: a request planned while another of its
+conversation is in flight (planned, not yet settled) and settled first stands
+before it, as the inference server appends a turn when its response completes
+(docs/properties.md, S6, "Order of turns").
+
 S7 (failed write). The conversation does not change; the request fails on
 the blocking paths (``query``, ``responses``) and not on the streaming ones.
 

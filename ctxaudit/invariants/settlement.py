@@ -5,7 +5,10 @@ stored becomes one turn of it. Whatever decides which turns are stored (compacti
 store flag, a failed write), a user expects of what the store holds:
 
 - T1 *once*: a request's turn is stored at most once.
-- T2 *in order*: the turns stand in the order their requests were sent.
+- T2 *in order*: the turns stand in the order their requests ended. A turn is appended
+  when its request ends, as the inference server does (docs/properties.md, "Order of
+  turns": OGX appends a turn when its response completes), so a request sent while
+  another of the conversation is in flight, and ended first, stands before it.
 - T3 *its original input*: a stored turn holds its request's input exactly as the user
   sent it, never a rewrite (a compacted request is sent a summary instead: that is what
   the model saw, not what the user said).
@@ -30,12 +33,15 @@ def check_conversation(
     sent: Mapping[str, Sequence[JSONObject]],
     label: Label,
     must: Collection[str] = (),
+    *,
+    ended: Sequence[str],
 ) -> list[str]:
     """The invariants one conversation's store breaks.
 
     ``stored``: its items as ``(turn number, kind, content)``, kind ``input`` for what the
-    user sent; ``sent``: each request's label and input, in the order sent; ``must``: the
-    labels whose turn must be stored (T4)."""
+    user sent; ``sent``: each request's label and input; ``must``: the labels whose turn
+    must be stored (T4); ``ended``: the labels in the order their requests ended, as the
+    caller saw them end (T2)."""
     inputs: dict[int, list[JSONObject]] = {}
     for turn, kind, content in stored:
         if kind == "input":
@@ -46,10 +52,11 @@ def check_conversation(
     twice = sorted({name for name in seen if seen.count(name) > 1})
     if twice:
         broken.append(f"T1: stored more than once: {twice}")
-    order = {name: k for k, name in enumerate(sent)}
+    order = {name: k for k, name in enumerate(ended)}
     ranks = [order[name] for name in seen if name in order]
     if ranks != sorted(ranks):
-        broken.append(f"T2: turns out of the order sent: {seen}")
+        want = [name for name in ended if name in seen]
+        broken.append(f"T2: turns out of the order they ended: {seen}, ended {want}")
     rewritten = [
         name
         for turn, name in labels

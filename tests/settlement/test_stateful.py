@@ -13,8 +13,13 @@ did), S5 (no TurnNotStoredError) and S7 (which requests fail on a failed
 write, and that nothing of the turn remains). Before the comparison with the
 model, every conversation is held to the settlement's invariants (T1-T4,
 ``ctxaudit/invariants/settlement.py``), which do not trust the model: each
-turn stored once, in the order sent, with the input the user sent, and every
-answered request that asked to be stored and whose write did not fail stored.
+turn stored once, in the order the requests ended, with the input the user sent, and every
+answered request that asked to be stored and whose write did not fail stored. A turn
+is appended when its request ends (docs/properties.md, "Order of turns"), so a request
+sent while a stream of its conversation is in flight (``request_while_streaming``) and
+answered first stands before that stream's turn: T2 reads the order the requests ended,
+as this test saw them end. The shape table "ledger: how a request ended × its path"
+counts the requests that ended before one sent earlier.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from settlement_support import (
     summarize,
 )
 
+from ctxaudit import shapes
 from ctxaudit.invariants.settlement import check_conversation
 from ledger import CompactionConfig, FaultInjectingStore, Ledger, Request, WriteFailedError
 from ledger.backends import Script, ScriptedBackend
@@ -54,6 +60,12 @@ pytestmark = pytest.mark.properties("S1", "S2", "S3", "S5", "S6", "S7", "S9", "C
 
 BLOCKING = ("query", "responses")
 STREAMING = ("streaming_query", "responses_stream")
+
+#: the shape coverage this lockstep reports (ctxaudit/shapes.py): each request as it
+#: ended, by whether a request of its conversation sent before it was still in flight
+ORDER = "ledger: how a request ended × its path"
+IN_TURN, OVERTOOK = "after every request sent before it", "before a request sent before it"
+shapes.declare(ORDER, ("ended", (IN_TURN, OVERTOOK)), ("path", (*BLOCKING, *STREAMING)))
 
 
 @dataclass(frozen=True)
@@ -167,6 +179,10 @@ class SettlementMachine(RuleBasedStateMachine):
         #: of the requests whose turn must be stored (T4), for the model-free invariants
         self.sent: dict[str, dict[str, tuple[Any, ...]]] = {}
         self.must: set[str] = set()
+        #: per conversation, the tags of its requests in the order they ended (T2), and
+        #: of those sent and not yet ended
+        self.ended: dict[str, list[str]] = {}
+        self.in_flight: dict[str, list[str]] = {}
         self.backend = ScriptedBackend(self._script)
         self.convs: dict[str, tuple[model.Turn, ...]] = {}
         self.last_response: dict[str, str] = {}
@@ -249,6 +265,7 @@ class SettlementMachine(RuleBasedStateMachine):
         )
         self.tracked[tag] = Tracked(plan)
         self.sent.setdefault(conv, {})[tag] = model.input_items(value)
+        self.in_flight.setdefault(conv, []).append(tag)
         chunks = tuple(f"{tag}{letter}" for letter in "abc"[: send.chunks])
         return tag, request, plan, chunks
 
@@ -260,6 +277,14 @@ class SettlementMachine(RuleBasedStateMachine):
         return True
 
     def _settle(self, plan: model.Plan, ending: model.Ending, failing: bool) -> model.Outcome:
+        """The request of ``plan`` ended with ``ending`` (its first report), now."""
+        conv, tag = plan.request.conversation, request_tag(plan.original_input)
+        assert tag is not None
+        waiting = self.in_flight[conv]
+        overtook = waiting.index(tag) > 0  # one sent before it is still in flight
+        waiting.remove(tag)
+        self.ended.setdefault(conv, []).append(tag)
+        shapes.reached(ORDER, OVERTOOK if overtook else IN_TURN, plan.request.path)
         self.convs, outcome = model.settle(self.convs, plan, ending, write_fails=failing)
         note_event(f"{plan.request.path}: {type(ending).__name__}")
         note_event(f"writer={outcome.writer} compacted={plan.compacted} failed={failing}")
@@ -310,6 +335,12 @@ class SettlementMachine(RuleBasedStateMachine):
             if send.store and not blocked:
                 self.must.add(tag)  # answered, to be stored, its write did not fail
         self._settle(plan, ending, failing)
+
+    @rule(stream=streams, path=st.sampled_from(BLOCKING), send=sends)
+    def request_while_streaming(self, stream: Stream, path: str, send: Send) -> None:
+        """A blocking request on a stream's conversation, while that stream may still be
+        in flight: answered first, its turn stands before the stream's."""
+        self.blocking_request(stream.conv, path, send)
 
     @rule(target=streams, conv=conversations, path=st.sampled_from(STREAMING), send=sends)
     def start_stream(self, conv: str, path: str, send: Send) -> Stream:
@@ -551,7 +582,8 @@ class SettlementMachine(RuleBasedStateMachine):
         """T1-T4 on what the ledger stored, without the model."""
         for conv, sent in self.sent.items():
             stored = [(i.turn, i.kind, i.content) for i in self.store.items(conv)]
-            broken = check_conversation(stored, sent, request_tag, self.must)
+            ended = self.ended.get(conv, [])
+            broken = check_conversation(stored, sent, request_tag, self.must, ended=ended)
             assert not broken, f"S6 ({conv}): " + "; ".join(broken)
 
     @invariant()
