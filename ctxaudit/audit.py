@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import atomic, replay, targets
+from ctxaudit.environment import IMPORT_VARIABLES, assignments
 from ctxaudit.mutation_audit import MutationOptions as MutationOptions  # re-exported
 from ctxaudit.mutation_audit import run_mutation as run_mutation  # re-exported
 from ctxaudit.suite import REPO as REPO_ROOT
@@ -122,8 +123,9 @@ def run_target(
         affecting = ",".join(k["id"] for k in known if k["affects"])
         env = {"CTXAUDIT_FINDINGS": affecting} if kind.excludes_known else {}
         reached: list[dict[str, Any]] = []
+        ran_in: dict[str, str] = {}
         status, tests, output, elapsed = run_pytest(
-            target, list(kind.suites), profile, seed, env, phase("properties"), reached
+            target, list(kind.suites), profile, seed, env, phase("properties"), reached, ran_in
         )
     except Exception as exc:  # noqa: BLE001 - an environment that does not build, a bug
         # of ours: the suite never ran, so nothing is known of the target
@@ -147,6 +149,7 @@ def run_target(
         tests=tests,
         known=known,
         shapes=reached,
+        environment=ran_in,
     )
     if status not in (0, 1) or not tests:
         why = f"the suite did not run (pytest exit {status}): {_tail(output)}"
@@ -302,7 +305,11 @@ def rerun_command(report: TargetReport, nodeid: str) -> str:
         cmd = f"CTXAUDIT_FINDINGS={affecting or 'none'} {cmd}"
     if report.seed is not None:
         cmd += f" --hypothesis-seed={report.seed}"
-    return cmd
+    # run with the import variables the audit's suites ran with (another Hypothesis first
+    # on PYTHONPATH draws other examples): the rerun reproduces what the report says
+    recorded = {k: v for k, v in report.environment.items() if k in IMPORT_VARIABLES}
+    lead = assignments(recorded)
+    return f"{lead} {cmd}" if lead else cmd
 
 
 def pick_seed(profile: str, seed: int | None) -> int | None:

@@ -1,7 +1,8 @@
 """pytest plugin used by the audit: writes each test's outcome, the properties
 it checks (``@pytest.mark.properties``), its failure text and, when ctxaudit could not
 check it (``ctxaudit/pytest_outcomes.py``), why, to a JSON file named by
-``CTXAUDIT_RESULTS``."""
+``CTXAUDIT_RESULTS``, with the Python and test libraries the process imported
+(``ctxaudit/environment.py``)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if path:
         from pathlib import Path
 
-        from ctxaudit import atomic
+        from ctxaudit import atomic, environment
 
-        payload = {"exitstatus": int(exitstatus), "tests": _results}
+        # what this process imported: the report says when it is not what ctxaudit pins
+        payload = {
+            "exitstatus": int(exitstatus),
+            "tests": _results,
+            "imported": environment.imported(),
+        }
         atomic.write_text(Path(path), json.dumps(payload, indent=1))

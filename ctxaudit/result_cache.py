@@ -55,6 +55,7 @@ from typing import Any
 
 from ctxaudit import atomic, fix_patches
 from ctxaudit.digest import suite_digest
+from ctxaudit.environment import fingerprint
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.result_json import (
     VERDICT_CODES,
@@ -337,7 +338,9 @@ class StepCaches:
             digest = self.target(target)
         except Exception:  # a target that does not resolve: the run itself reports why
             return None
-        key = properties_key(digest, self.suite, profile, seed, fixed_seeds, fixes)
+        key = properties_key(
+            digest, self.suite, profile, seed, fixed_seeds, fixes, fingerprint(os.environ)
+        )
         if key is not None:
             self._requests[key] = {
                 "target": target.kind, "version": target.version, "seed": seed, "profile": profile,
@@ -421,7 +424,9 @@ class StepCaches:
             digest = self.target(target)
         except Exception:
             return None
-        key = mutation_key(digest, self.suite, other_sample, peer, findings, only, fixes)
+        key = mutation_key(
+            digest, self.suite, other_sample, peer, findings, only, fingerprint(os.environ), fixes
+        )
         self._requests[key] = {"target": target.kind, "version": target.version}
         return key
 

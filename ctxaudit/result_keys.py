@@ -1,12 +1,13 @@
 """The step cache's keys: what a step read (the target version's code, ctxaudit's
-suite, the step's options), hashed. Any part that changes gives another key, so a stale
-entry is never read."""
+suite, the step's options, the Python and test libraries it runs under and the variables
+that decide what it imports: ``ctxaudit/environment.py``), hashed. Any part that changes
+gives another key, so a stale entry is never read."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ def properties_key(
     seed: int | None,
     fixed_seeds: Sequence[int],
     fixes: bool,
+    environment: Mapping[str, Any],
 ) -> str | None:
     """The key of a property phase; None when it draws a random seed (never reused)."""
     if seed is None and not PROFILES[profile].get("derandomize"):
@@ -62,6 +64,7 @@ def properties_key(
             "seed": seed,
             "fixed_seeds": [int(s) for s in fixed_seeds],
             "fixes": fixes,
+            "environment": dict(environment),
         }
     )
 
@@ -73,9 +76,11 @@ def mutation_key(
     peer: bool,
     findings: str | None,
     only: Sequence[str],
+    environment: Mapping[str, Any],
     fixes: Sequence[str] = (),
 ) -> str:
     parts: dict[str, Any] = {
+        "environment": dict(environment),
         "step": "mutation",
         "format": FORMAT,
         "target": target_digest,

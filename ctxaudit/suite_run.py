@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import shapes, targets
+from ctxaudit import environment, shapes, targets
 from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.targets.base import Described as Target
 
@@ -65,10 +65,12 @@ def run_pytest(
     extra_env: dict[str, str],
     ticker: Ticker | None = None,
     shapes_out: list[dict[str, Any]] | None = None,
+    environment_out: dict[str, str] | None = None,
 ) -> tuple[int, list[dict[str, Any]], str, float]:
     """Run pytest on ``paths`` for ``target`` in a fresh process (under the python and
     environment the target's suites run in); ``shapes_out`` takes the shape coverage
-    the suites counted (:mod:`ctxaudit.shapes`)."""
+    the suites counted (:mod:`ctxaudit.shapes`), ``environment_out`` what the process
+    imported and the import variables it ran with (:mod:`ctxaudit.environment`)."""
     kind = targets.get(target.kind)
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         results = Path(tmp) / "results.json"
@@ -90,7 +92,11 @@ def run_pytest(
         env["CTXAUDIT_SHAPES"] = str(Path(tmp) / "shapes.json")
         env.update(extra_env)
         status, output, elapsed = run_with_ticker(cmd, env, ticker)
-        tests = json.loads(results.read_text())["tests"] if results.exists() else []
+        payload = json.loads(results.read_text()) if results.exists() else {}
+        tests = payload.get("tests", [])
+        if environment_out is not None:
+            environment_out.update(payload.get("imported", {}))
+            environment_out.update(environment.variables(env))
         if shapes_out is not None:
             shapes_out.extend(shapes.load(Path(env["CTXAUDIT_SHAPES"])))
     return status, tests, output, elapsed

@@ -56,6 +56,9 @@ class TargetReport:
     # steps that reached each cell outside the known findings' regions
     # (ctxaudit/shapes.py); a cell at 0 is a gap
     shapes: list[dict[str, Any]] = field(default_factory=list)
+    # the Python and test libraries the property phase's process imported, and the
+    # import variables it ran with (ctxaudit/environment.py): its verdicts are theirs
+    environment: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
     def printed(command: str) -> str:
@@ -64,6 +67,13 @@ class TargetReport:
         from ctxaudit.replay import printed
 
         return printed(command)
+
+    @property
+    def unpinned(self) -> list[str]:
+        """The test libraries its suites imported at other versions than ctxaudit pins."""
+        from ctxaudit.environment import unpinned
+
+        return unpinned(self.environment)
 
     @property
     def ok(self) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit import cli, result_cache, targets
+from ctxaudit import cli, environment, result_cache, targets
 from ctxaudit.targets.base import BaseTarget, Described, Resolved
 
 SUITE = """
@@ -85,7 +85,7 @@ def test_a_second_audit_reuses_the_property_phase(
 
 @pytest.mark.parametrize(
     "change",
-    ["target file", "suite", "seed", "profile", "fixes", "no-cache"],
+    ["target file", "suite", "seed", "profile", "fixes", "no-cache", "hypothesis", "PYTHONPATH"],
 )
 def test_every_part_of_the_key_invalidates(
     toy: Toy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
@@ -105,6 +105,12 @@ def test_every_part_of_the_key_invalidates(
         monkeypatch.setenv("CTXAUDIT_FIXES", "0")
     elif change == "no-cache":
         args.append("--no-cache")
+    elif change == "hypothesis":  # another Hypothesis imported (issue #47: 6.100.0)
+        seen = {**environment.imported(), "hypothesis": "6.100.0"}
+        monkeypatch.setattr(environment, "imported", lambda: seen)
+    elif change == "PYTHONPATH":  # what the suite process imports may change
+        (tmp_path / "first").mkdir()
+        monkeypatch.setenv("PYTHONPATH", str(tmp_path / "first"))
     assert audit(tmp_path, *args) == 0
     assert runs(tmp_path) == 2, f"a changed {change} reused the old result"
 
@@ -116,8 +122,15 @@ def test_a_random_seed_is_never_reused(toy: Toy, tmp_path: Path) -> None:
 
 
 def test_keys_differ_in_each_part() -> None:
+    env = {"imported": {"hypothesis": "1"}, "variables": {}}
     base = dict(
-        target_digest="t", suite_digest="s", profile="ci", seed=1, fixed_seeds=(), fixes=True
+        target_digest="t",
+        suite_digest="s",
+        profile="ci",
+        seed=1,
+        fixed_seeds=(),
+        fixes=True,
+        environment=env,
     )
     key = result_cache.properties_key(**base)  # type: ignore[arg-type]
     for part, other in [
@@ -127,11 +140,19 @@ def test_keys_differ_in_each_part() -> None:
         ("seed", 2),
         ("fixed_seeds", (5,)),
         ("fixes", False),
+        ("environment", {"imported": {"hypothesis": "2"}, "variables": {}}),
+        ("environment", {**env, "variables": {"PYTHONPATH": "/elsewhere"}}),
     ]:
         assert result_cache.properties_key(**{**base, part: other}) != key, part  # type: ignore[arg-type]
     assert result_cache.properties_key(**{**base, "profile": "thorough", "seed": None}) is None  # type: ignore[arg-type]
     mbase = dict(
-        target_digest="t", suite_digest="s", other_sample=0.25, peer=True, findings="A", only=()
+        target_digest="t",
+        suite_digest="s",
+        other_sample=0.25,
+        peer=True,
+        findings="A",
+        only=(),
+        environment=env,
     )
     mkey = result_cache.mutation_key(**mbase)  # type: ignore[arg-type]
     for part, other in [
@@ -141,13 +162,14 @@ def test_keys_differ_in_each_part() -> None:
         ("peer", False),
         ("findings", "A,B"),
         ("only", ("x:*",)),
+        ("environment", {**env, "variables": {"PYTHONPATH": "/elsewhere"}}),
         ("fixes", ("GR-V2-UNLIMITED-COMPACTS",)),  # --mutate fixed
     ]:
         assert result_cache.mutation_key(**{**mbase, part: other}) != mkey, part  # type: ignore[arg-type]
-    # the released tree's key is the one it was before --mutate existed
+    # the released tree's key has no "fixes" part (as before --mutate existed)
     assert mkey == result_cache.key_of(
         {"step": "mutation", "format": result_cache.FORMAT, "target": "t", "suite": "s",
-         "other_sample": 0.25, "peer": True, "findings": "A", "only": []}
+         "other_sample": 0.25, "peer": True, "findings": "A", "only": [], "environment": env}
     )  # fmt: skip
 
 
@@ -259,3 +281,47 @@ def test_mutate_fixed_mutates_the_fix_audits_tree(
     argv = ["audit", "--target", "toy-cached", "--out", str(tmp_path / "out"), "--seed", "1"]
     assert cli.main([*argv, "--profile", "dev", "--mutation", "--mutate", mutate]) == 0
     assert calls == [["TOY-1", "TOY-2"] if mutate == "fixed" else []]
+
+
+def test_a_report_says_what_its_suites_imported_and_its_rerun_runs_under_it(
+    toy: Toy, tmp_path: Path
+) -> None:
+    """A report records the Python, Hypothesis and pytest its suite process imported and
+    the import variables it ran with; when they are not what ctxaudit pins it says so,
+    and its rerun command leads with the same variables (issue #47: a verdict made with
+    another Hypothesis first on PYTHONPATH, whose printed rerun passed under the pinned
+    one)."""
+    from ctxaudit.audit import render_markdown, rerun_command
+    from ctxaudit.target_report import TargetReport
+
+    (tmp_path / "first").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", str(tmp_path / "first"))
+        assert audit(tmp_path, "--seed", "3") == 0
+    import json
+
+    data = json.loads((tmp_path / "out/toy-cached-1.0/findings.json").read_text())
+    assert data["environment"] == {**environment.imported(), "PYTHONPATH": str(tmp_path / "first")}
+    assert "Ran under python `" in (tmp_path / "out/toy-cached-1.0/findings.md").read_text()
+
+    report = TargetReport("toy-cached", "1.0", "toy-cached", "dev", 3, 0.1, 1)
+    report.environment = {"python": "3.11.7", "hypothesis": "6.100.0", "pytest": "9.2.0",
+                          "PYTHONPATH": "/old hypothesis"}  # fmt: skip
+    pins = environment.pinned()
+    assert report.unpinned == [f"hypothesis 6.100.0 (ctxaudit pins {pins['hypothesis']})"]
+    text = render_markdown(report)
+    assert "**Not the versions ctxaudit pins:** hypothesis 6.100.0" in text
+    assert rerun_command(report, "test_toy.py::test_holds").startswith(
+        "PYTHONPATH='/old hypothesis' CTXAUDIT_PROFILE=dev bin/ctxaudit test "
+    )
+
+
+def test_the_console_line_says_a_run_was_made_with_other_test_libraries() -> None:
+    from ctxaudit.pipeline.progress import summary
+    from ctxaudit.target_report import TargetReport
+
+    report = TargetReport("toy-cached", "1.0", "toy-cached", "dev", 3, 0.1, 0)
+    assert "ran with" not in summary(report)
+    report.environment = {"hypothesis": "6.100.0"}
+    assert summary(report).endswith(" · ran with hypothesis 6.100.0 (ctxaudit pins "
+                                    f"{environment.pinned()['hypothesis']})")  # fmt: skip

@@ -79,4 +79,6 @@ def summary(report: TargetReport) -> str:
     if unchecked:
         parts.append("could not check " + " ".join(unchecked))
     parts.append(f"new {len(report.findings)}" if report.findings else "new none")
+    if report.unpinned:  # verdicts of another Hypothesis or pytest than ctxaudit's
+        parts.append("ran with " + ", ".join(report.unpinned))
     return " · ".join(parts)
