@@ -1,3 +1,3 @@
-from ctxaudit.cli import main
+from ctxaudit.console import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

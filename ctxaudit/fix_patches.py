@@ -58,7 +58,7 @@ def write(out_root: Path, target: str, name: str, text: str) -> str:
     wrote the same text); its link, relative to a version's report folder."""
     path = folder(out_root, target) / file_name(name, text)
     _claim(out_root, path)  # before it is there: another audit's prune keeps it
-    if not (path.is_file() and path.read_text() == text):
+    if not (path.is_file() and path.read_text(encoding="utf-8") == text):
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(path, text)
     return f"../{path.parent.name}/{path.name}"
@@ -70,6 +70,17 @@ def links(fixes: Iterable[Mapping[str, Any]] | None, fixed: Mapping[str, Any] | 
     found = [str(row["patch"]) for row in fixes or [] if row.get("patch")]
     combined = (fixed or {}).get("combined_patch")
     return found + ([str(combined)] if combined else [])
+
+
+def _well_formed(report: Mapping[str, Any]) -> bool:
+    """Whether the patch links of ``report`` can be read: ``fixes`` a list of objects,
+    ``fixed`` an object (either may be missing)."""
+    fixes, fixed = report.get("fixes") or [], report.get("fixed") or {}
+    return (
+        isinstance(fixes, list)
+        and all(isinstance(row, dict) for row in fixes)
+        and isinstance(fixed, dict)
+    )
 
 
 def _shared(version_dir: Path, link: str) -> Path | None:
@@ -136,11 +147,11 @@ def prune(out_root: Path) -> list[Path]:
     shared_dirs: set[Path] = set()
     for findings in out_root.glob("*/findings.json"):
         try:
-            report = json.loads(findings.read_text())
+            report = json.loads(findings.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []  # a report that cannot be read may refer to any of them
-        if not isinstance(report, dict):
-            return []
+        if not isinstance(report, dict) or not _well_formed(report):
+            return []  # a report of another shape may refer to any of them
         if report.get("target"):
             shared_dirs.add(folder(out_root, str(report["target"])))
         for link in links(report.get("fixes"), report.get("fixed")):
@@ -166,7 +177,7 @@ def _started(pid: int) -> str:
     """When process ``pid`` started (clock ticks since boot; "" where that is unknown):
     with its pid, what tells it from a later process given the same pid."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
     except OSError:
         return ""
     fields = stat.rpartition(")")[2].split()

@@ -93,11 +93,11 @@ def test_holds():
 def drive() -> None:
     """The audit's command line with the toy registered (``python -c``: argv[1] is the
     toy's home, argv[2] the step-cache folder, the rest ``ctxaudit`` arguments)."""
-    from ctxaudit import cli, result_cache
+    from ctxaudit import cli, console, result_cache
 
     targets.register(Toy(Path(sys.argv[1])))
     result_cache.CACHE_DIR = Path(sys.argv[2])
-    raise SystemExit(cli.main(sys.argv[3:]))
+    raise SystemExit(console.guarded(lambda: cli.main(sys.argv[3:])))
 
 
 @dataclass
