@@ -326,7 +326,7 @@ def previous_elapsed(out_root: Path, target: Target, profile: str) -> float | No
     """How long the last audit of this target version took (for the progress display)."""
     path = out_root / target.label / "findings.json"
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return float(data["elapsed_s"]) if data.get("profile") == profile else None

@@ -96,8 +96,8 @@ def write_html(report_json: Path, title: str) -> Path | None:
         return None
     out = report_json.with_name("mutation.html")
     try:
-        report = json.loads(report_json.read_text())
-        atomic.write_text(out, page(report, title, found.read_text()))
+        report = json.loads(report_json.read_text(encoding="utf-8"))
+        atomic.write_text(out, page(report, title, found.read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:  # a view of the report, never its verdict
         print(f"ctxaudit: {out} not written: {exc}", file=sys.stderr)
         return None

@@ -116,7 +116,7 @@ class _MutationProgress:
         if self.ticker is None:
             return
         try:
-            st = json.loads(self.state.read_text())
+            st = json.loads(self.state.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.ticker(elapsed)
             return

@@ -131,7 +131,7 @@ class _Run:
         self.exit_code = proc.returncode
         self.output = (proc.stdout + proc.stderr).strip()
         for path in self.out.glob("*/findings.json"):
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_text(encoding="utf-8"))
             self.reports[f"{data['target']}-{data['version']}"] = data
         if self.baseline is not None and self.exit_code in (0, 1, 2):
             from ctxaudit.baseline import judge, load
@@ -173,7 +173,7 @@ def _table(rootdir: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise pytest.UsageError(f"ctxaudit: {path}: {exc}") from None
     table = data.get("tool", {}).get("ctxaudit", {})

@@ -84,4 +84,4 @@ def dump() -> None:
 
 def load(path: Path) -> list[dict[str, Any]]:
     """The tables a suite process wrote (none when it wrote nothing)."""
-    return json.loads(path.read_text()) if path.is_file() else []
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []

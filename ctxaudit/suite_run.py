@@ -92,7 +92,7 @@ def run_pytest(
         env["CTXAUDIT_SHAPES"] = str(Path(tmp) / "shapes.json")
         env.update(extra_env)
         status, output, elapsed = run_with_ticker(cmd, env, ticker)
-        payload = json.loads(results.read_text()) if results.exists() else {}
+        payload = json.loads(results.read_text(encoding="utf-8")) if results.exists() else {}
         tests = payload.get("tests", [])
         if environment_out is not None:
             environment_out.update(payload.get("imported", {}))

@@ -104,7 +104,7 @@ class AuditTime:
         """Fill in a target's mutants and mutant-run time from its mutation.json."""
         t = self.target(label)
         try:
-            mte = json.loads(mutation_json.read_text())
+            mte = json.loads(mutation_json.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
         t.mutants = sum(len(f.get("mutants", [])) for f in mte.get("files", {}).values())

@@ -198,7 +198,7 @@ class VerdictCache:
         """The stored verdict, or None: not stored, or invalid (said on stderr)."""
         path = self._path(mutant_id)
         try:
-            text = path.read_text()
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
         except OSError as exc:

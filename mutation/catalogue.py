@@ -135,7 +135,7 @@ class Entry:
 
 def load(path: Path = CATALOGUE_FILE, target: str | None = None) -> list[Entry]:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise CatalogueError(f"{path}: {exc}") from None
     entries: list[Entry] = []

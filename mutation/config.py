@@ -97,7 +97,7 @@ def unreferenced(root: Path, names: Iterable[str]) -> frozenset[str]:
     definition = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
     used: set[str] = set()
     for path in sorted(root.rglob("*.py")):
-        for line in path.read_text(errors="replace").splitlines():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             defined = definition.match(line)
             for m in mention.finditer(line):
                 if not (
@@ -209,7 +209,7 @@ class TargetConfig:
 def load_targets(path: Path) -> dict[str, TargetConfig]:
     """The targets' tables of one configuration file, by name."""
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     out = {}

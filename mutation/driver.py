@@ -188,7 +188,7 @@ def _drive(
             break
         # a mutant hung the worker (no forks): go on where it stopped
         rfd, wfd = os.pipe()
-        plan_doc = json.loads(plan_file.read_text())
+        plan_doc = json.loads(plan_file.read_text(encoding="utf-8"))
         plan_doc.update(result_fd=wfd, resume=str(keep_path))
         plan_file.write_text(json.dumps(plan_doc, indent=1))
     log.close()
@@ -226,7 +226,12 @@ def _check_worker(target: str, work: Path, tag: str, code: int, baseline: dict[s
     """A worker that failed, or that imported a mutated module from anywhere but the
     work copy, is an error (its log's tail in the message)."""
     if code != 0 or not baseline:
-        tail = (work / f"{tag}worker.log").read_text(errors="replace").strip().splitlines()[-12:]
+        tail = (
+            (work / f"{tag}worker.log")
+            .read_text(encoding="utf-8", errors="replace")
+            .strip()
+            .splitlines()[-12:]
+        )
         raise MutationError(
             f"{target}: the mutation worker failed (exit {code}); "
             f"see {work / (tag + 'worker.log')}: " + " | ".join(tail)

@@ -254,7 +254,7 @@ def _generated_files(
 def _file_plan(gen: _Generation, root: Path, path: str) -> FilePlan:
     """One file's operator mutants in source order, leaving out those outside a function
     in scope and those in statements the config excludes (counted by their reason)."""
-    source = (root / path).read_text()
+    source = (root / path).read_text(encoding="utf-8")
     module, mutations = create_mutations(source, path, gen.settings)
     index = function_index(module)
     scope = {
@@ -387,7 +387,7 @@ def _where_reason(plan: Plan, entry: catalogue.Entry) -> str | None:
     where_fp = plan.files.get(entry.where_in)
     text = where_fp.source if where_fp is not None else None
     if text is None and (plan.root / entry.where_in).is_file():
-        text = (plan.root / entry.where_in).read_text()  # a file outside the scope
+        text = (plan.root / entry.where_in).read_text(encoding="utf-8")  # a file outside the scope
     return entry.where_reason(text)
 
 
@@ -584,7 +584,9 @@ def branch_coverage(
     error = _coverage_json(coverage, rc, out, env)
     if error is not None:
         return {"error": error}
-    per_file = _coverage_in_scope(json.loads(out.read_text()), _scope_spans(plan, cfg))
+    per_file = _coverage_in_scope(
+        json.loads(out.read_text(encoding="utf-8")), _scope_spans(plan, cfg)
+    )
     totals = {
         k: sum(f[k] for f in per_file.values())
         for k in ("statements", "covered_statements", "branches", "covered_branches")
@@ -721,7 +723,7 @@ def load_reviewed(path: Path, table: str, target: str | None, catalogued: str) -
     if not path.exists():
         return {}
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise MutationError(f"{path}: {exc}") from None
     out = {}

@@ -52,7 +52,7 @@ def _read_shards(paths: Sequence[Path]) -> tuple[list[Path], list[dict[str, Any]
     docs = []
     for f in files:
         try:
-            d = json.loads(f.read_text())
+            d = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise MutationError(f"merge: cannot read {f}: {exc}") from None
         if d.get("format") != SHARD_FORMAT:

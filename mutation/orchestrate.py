@@ -115,7 +115,9 @@ def _matches(m: engine.Mutant, pattern: str) -> bool:
 def _project_version() -> str:
     import tomllib
 
-    return str(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"])
+    return str(
+        tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    )
 
 
 def _restores_env(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:

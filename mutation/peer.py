@@ -127,7 +127,9 @@ def select_tests(root: Path, peer: PeerSuite) -> list[str]:
     for pattern in peer.tests:
         found.update(p for p in root.glob(pattern) if p.is_file() and p.suffix == ".py")
     return sorted(
-        str(p) for p in found if peer.tests_matching.search(p.read_text(errors="replace"))
+        str(p)
+        for p in found
+        if peer.tests_matching.search(p.read_text(encoding="utf-8", errors="replace"))
     )
 
 

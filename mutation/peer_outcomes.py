@@ -96,7 +96,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if kind is None:
         return
     line = {"test": item.nodeid, "outcome": kind, "reason": reason_of(report)}
-    with open(path, "a") as f:
+    with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
 
 
@@ -105,7 +105,7 @@ def read(path: Path) -> list[dict[str, str]]:
     if not path.is_file():
         return []
     seen: dict[str, dict[str, str]] = {}
-    for line in path.read_text().splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             rec = json.loads(line)
             seen.setdefault(rec["test"], rec)

@@ -85,7 +85,7 @@ def changed_functions(root: Path, rev: str, package: str, in_scope: object = Non
         if not changed or src.suffix != ".py" or not src.is_file():
             continue
         try:
-            module = cst.parse_module(src.read_text())
+            module = cst.parse_module(src.read_text(encoding="utf-8"))
         except cst.ParserSyntaxError as exc:
             first = str(exc).strip().splitlines()[0]
             raise SinceError(f"{src}: does not parse ({first})") from None

@@ -188,7 +188,7 @@ class Plugin:
         path = self.plan.get("resume")
         if not path:
             return
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             for line in f:
                 rec = json.loads(line)
                 if rec["event"] == "baseline_detail":
@@ -513,7 +513,7 @@ class Plugin:
 
 
 def main(argv: list[str]) -> int:
-    with open(argv[0]) as f:
+    with open(argv[0], encoding="utf-8") as f:
         plan = json.load(f)
     if plan["package"]:
         pin_package(plan["package"], plan["tree"])

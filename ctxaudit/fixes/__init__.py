@@ -146,7 +146,7 @@ def _staged(form: Form, root: Path) -> dict[Path, str]:
         path = root / edit.path
         if not path.is_file():
             raise NotApplied(f"{which}: no such file in the tree")
-        text = staged.get(path, path.read_text())
+        text = staged.get(path, path.read_text(encoding="utf-8"))
         count = text.count(edit.old)
         if count == 0:
             n_line, line = _first_line_not_found(edit.old, text)
@@ -162,7 +162,7 @@ def _staged(form: Form, root: Path) -> dict[Path, str]:
         which = f"anchor {n} of {len(form.anchors)}, {rel}"
         if not (root / rel).is_file():
             raise NotApplied(f"{which}: no such file in the tree")
-        if needed not in (root / rel).read_text():
+        if needed not in (root / rel).read_text(encoding="utf-8"):
             raise NotApplied(f"{which}: the form needs {needed.strip()[:80]!r}, not in the file")
     if form.patch is not None:
         patch = Path(form.patch)
@@ -334,7 +334,7 @@ def diff_trees(before: Path, after: Path, label: str = "") -> str:
         if not old.is_file() or rel.name == "PKG-INFO":
             continue
         try:
-            a, b = old.read_text(), path.read_text()
+            a, b = old.read_text(encoding="utf-8"), path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue
         if a != b:

@@ -107,7 +107,7 @@ def load_version(path: Path, mutation: bool = True) -> VersionReport:
     the file) when it cannot be read or does not hold the expected shape."""
     file = path if path.is_file() else path / "findings.json"
     try:
-        data = json.loads(file.read_text())
+        data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise MatrixError(f"{file}: cannot read findings.json ({exc})") from None
     if not isinstance(data, dict) or "target" not in data or "version" not in data:
@@ -298,7 +298,7 @@ def scores(mte: dict[str, Any]) -> tuple[dict[str, KindScore], KindScore]:
 
 def load_mutation(path: Path) -> MutationSummary:
     try:
-        mte = json.loads(path.read_text())
+        mte = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise MatrixError(f"{path}: cannot read mutation.json ({exc})") from None
     if not isinstance(mte, dict) or not isinstance(mte.get("files"), dict):

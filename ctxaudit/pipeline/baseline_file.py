@@ -52,7 +52,7 @@ def write_baseline(request: BaselineRequest) -> int:
                   f"(exit {code})", file=sys.stderr)  # fmt: skip
             return code
         reports = [
-            SimpleNamespace(**json.loads(p.read_text()))
+            SimpleNamespace(**json.loads(p.read_text(encoding="utf-8")))
             for p in sorted(Path(tmp).glob("*/findings.json"))
         ]
     entries = write(request.out, reports)

@@ -154,13 +154,13 @@ class Library:
         for meta in sorted(root.glob("*.dist-info/METADATA")):
             if not meta.parent.name.lower().startswith(f"{self.wheel_name}-"):
                 continue
-            for line in meta.read_text(errors="replace").splitlines():
+            for line in meta.read_text(encoding="utf-8", errors="replace").splitlines():
                 if line.startswith("Version:"):
                     return line.split(":", 1)[1].strip()
         pyproject = root / "pyproject.toml"
         if pyproject.is_file():
             try:
-                project = tomllib.loads(pyproject.read_text()).get("project", {})
+                project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
             except (tomllib.TOMLDecodeError, OSError):
                 return None
             if project.get("name") == self.dist and isinstance(project.get("version"), str):
@@ -299,7 +299,7 @@ class Library:
         :attr:`peer_omit`, plus :attr:`peer_add`, and ctxaudit's test pins (the mutation
         worker's own imports: pytest, Hypothesis, coverage)."""
         try:
-            project = tomllib.loads((root / "pyproject.toml").read_text())
+            project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise TargetError(
                 f"{self.name}: cannot read {root / 'pyproject.toml'}: {exc}"

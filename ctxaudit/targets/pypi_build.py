@@ -48,7 +48,7 @@ def reuse(dest: Path, key: str) -> Env | None:
     """The environment built in ``dest`` under ``key``; None while it is not there (no
     readable stamp, or no interpreter)."""
     try:
-        stamp = json.loads((dest / STAMP).read_text())
+        stamp = json.loads((dest / STAMP).read_text(encoding="utf-8"))
         lock = Path(stamp["lock"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -181,4 +181,4 @@ def write_peer_lock(lib: Library, version: str, out: Path) -> None:
             omitted = textwrap.wrap(", ".join(sorted(lib.peer_omit)), 84)
             head += [f"# leaving out of [dependency-groups] {lib.peer_group}:"]
             head += [f"#   {line}" for line in omitted]
-        out.write_text("\n".join(head) + "\n" + body.read_text())
+        out.write_text("\n".join(head) + "\n" + body.read_text(encoding="utf-8"))

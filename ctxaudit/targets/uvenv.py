@@ -64,7 +64,7 @@ def test_pins(name: str, lock: Path = REQUIREMENTS_LOCK) -> list[str]:
     """``name==version`` of each of TEST_PINS, as ``lock`` pins it."""
     pins: dict[str, str] = {}
     try:
-        text = lock.read_text()
+        text = lock.read_text(encoding="utf-8")
     except OSError as exc:
         raise EnvError(f"{name}: cannot read {lock} ({exc.strerror})") from None
     for line in text.splitlines():

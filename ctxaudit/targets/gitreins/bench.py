@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False
         )
         wall = time.monotonic() - started
-        stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
+        stats = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.exists() else {}
     durations = re.findall(r"^([\d.]+)s call\s+(\S+)$", proc.stdout, flags=re.M)
     by_file: dict[str, float] = {}
     for secs, node in durations:
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     lines += ["", *config_child_lines(args.profile, args.gitreins, unit)]
     atomic.write_text(args.out, "\n".join(lines) + "\n")
-    print(args.out.read_text())
+    print(args.out.read_text(encoding="utf-8"))
     return proc.returncode
 
 

@@ -136,7 +136,10 @@ def _forked_run(args: list[str]) -> tuple[Any, str | None]:
             os.close(rfd)
             for name in [k for k in os.environ if k.startswith("GITREINS_")]:
                 del os.environ[name]
-            _limit(int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize())
+            _limit(
+                int(Path("/proc/self/statm").read_text(encoding="utf-8").split()[0])
+                * resource.getpagesize()
+            )
             payload, code = _answer(args)
         except BaseException as exc:  # noqa: BLE001 - reported to the parent
             payload, code = HARNESS + f"{type(exc).__name__}: {exc}"[:300], 3

@@ -253,7 +253,7 @@ def _workdir(config_text: str) -> Path:
             pristine = (
                 os.listdir(root) == [".gitreins"]
                 and os.listdir(root / ".gitreins") == ["config.yaml"]
-                and config.read_text() == config_text
+                and config.read_text(encoding="utf-8") == config_text
             )
         except OSError:
             pristine = False

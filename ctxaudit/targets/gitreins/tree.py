@@ -104,7 +104,7 @@ def declared_version(root: Path) -> str | None:
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text())
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
             version = data.get("project", {}).get("version")
             if isinstance(version, str):
                 return version
@@ -113,7 +113,7 @@ def declared_version(root: Path) -> str | None:
     candidates = [root / "PKG-INFO", *sorted(root.glob("gitreins-*.dist-info/METADATA"))]
     for meta in candidates:
         if meta.is_file():
-            for line in meta.read_text(errors="replace").splitlines():
+            for line in meta.read_text(encoding="utf-8", errors="replace").splitlines():
                 if line.startswith("Version:"):
                     return line.split(":", 1)[1].strip()
     return None

@@ -59,7 +59,9 @@ class Ledger(BaseTarget):
         init = root / "ledger" / "__init__.py"
         if not init.is_file():
             raise TargetError(f"ledger: no ledger/ package under {root}")
-        m = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", init.read_text(), re.M)
+        m = re.search(
+            r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", init.read_text(encoding="utf-8"), re.M
+        )
         version = m.group(1) if m else project_version()
         again = NAME if root == REPO_ROOT else str(root)
         return Resolved(NAME, version, root, again, copy_dir="ledger")
@@ -82,7 +84,7 @@ class Ledger(BaseTarget):
 
 
 def project_version() -> str:
-    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return str(data["project"]["version"])
 
 

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     tree = resolve(args.target, repo_from(args.lightspeed_repo))
     env = lsenv.ensure_env(tree)
     stamp_file = env.root / lsenv.STAMP
-    stamp = json.loads(stamp_file.read_text()) if stamp_file.exists() else {}
+    stamp = json.loads(stamp_file.read_text(encoding="utf-8")) if stamp_file.exists() else {}
     proc = subprocess.run(
         [str(env.python), "-m", "tests.lightspeed.inenv.bench", str(args.requests)],
         cwd=REPO_ROOT,

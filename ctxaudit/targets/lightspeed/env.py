@@ -162,7 +162,7 @@ def child_environ(env: LightspeedEnv, tree: LightspeedTree) -> dict[str, str]:
 
 def _reuse(dest: Path, key: str) -> LightspeedEnv | None:
     try:
-        stamp = json.loads((dest / STAMP).read_text())
+        stamp = json.loads((dest / STAMP).read_text(encoding="utf-8"))
         size = int(stamp["size_bytes"])
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -194,7 +194,7 @@ class Lightspeed(BaseTarget):
         repro = tmp / "reproduction.json"
 
         def read(outcome: Mapping[str, str]) -> list[dict[str, Any]]:
-            shown = json.loads(repro.read_text()) if repro.exists() else {}
+            shown = json.loads(repro.read_text(encoding="utf-8")) if repro.exists() else {}
             unchecked: dict[str, str] = shown.get("could_not_check") or {}
             known = []
             for f in self.findings():

@@ -166,7 +166,7 @@ def from_path(path: Path, *, spec: str | None = None) -> LightspeedTree:
 
     def read(rel: str) -> str | None:
         try:
-            return (root / rel).read_text(errors="replace")
+            return (root / rel).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
 
@@ -458,7 +458,7 @@ def _git_env() -> dict[str, str]:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError:
         return None
 
