@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxaudit.suite import REPO
+
 
 class SinceError(Exception):
     """REV or the tree cannot be used. One line."""
@@ -43,7 +45,9 @@ def selection(described: Sequence[Any], rev: str) -> dict[str, Changed]:
         cmd += ["--spec", t.spec]
         if t.repo is not None:
             cmd += ["--repo", str(t.repo)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        # from ctxaudit's root (the checkout, or an installed copy's): the mutation runner
+        # is found there, wherever the audit was run from
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO)
         if proc.returncode == 2:
             raise SinceError((proc.stderr.strip().splitlines() or ["--since failed"])[-1])
         if proc.returncode != 0:

@@ -115,3 +115,15 @@ def test_a_changed_file_that_does_not_parse_is_one_line(tree: Path) -> None:
     edit(cap, "if elapsed >= self.max_seconds:", "if elapsed >= self.max_seconds  # oops:")
     with pytest.raises(SinceError, match=r"eval_cap\.py: does not parse \(Syntax Error"):
         changed_functions(tree, "HEAD", "engine", target_config("gitreins").in_scope)
+
+
+def test_since_runs_from_any_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutation runner is asked from ctxaudit's root, not the caller's folder (issue
+    #47: from outside the checkout, ``--since`` ended in "No module named 'mutation'")."""
+    from ctxaudit import targets
+    from ctxaudit.since import selection
+
+    monkeypatch.chdir(tmp_path)
+    ledger = targets.parse("ledger")
+    changed = selection(ledger, "HEAD")
+    assert set(changed) == {ledger[0].label}
