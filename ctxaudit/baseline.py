@@ -91,7 +91,8 @@ class Verdict:
 def load(path: Path) -> Baseline:
     """The baseline in ``path``; :class:`BaselineError` (one line) when it cannot be read."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        # utf-8-sig: a file an editor saved with a byte-order mark reads the same
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise BaselineError(f"--baseline {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -118,6 +118,14 @@ def test_a_new_finding_fails_whatever_the_baseline(
         ('[[accepted]]\nid = "X"\ntarget = "toy"\nreason = "r"\n', "unknown key(s) reason"),
         ('[[accepted]]\nid = "X"\ntarget = "t"\n[[accepted]]\nid = "X"\ntarget = "t"\n',
          "listed twice: X"),
+        # an entry that names nothing the registry knows would match nothing, silently
+        ('[[accepted]]\nid = "X"\ntarget = "nope"\n', "entry 1 (X): unknown target 'nope'"),
+        ('[[accepted]]\nid = "GR-NO-SUCH"\ntarget = "gitreins"\n',
+         "entry 1 (GR-NO-SUCH): gitreins registers no finding 'GR-NO-SUCH'"),
+        ('[[accepted]]\nid = "GR-B3-LOOP-CALL-AT-CAP"\ntarget = "gitreins"\nproperty = "S6"\n',
+         "its property is B3, not 'S6'"),
+        # a byte-order mark (an editor's) is read past: the entry is judged, not "not TOML"
+        ('\ufeff[[accepted]]\nid = "X"\ntarget = "nope"\n', "unknown target 'nope'"),
     ],
 )  # fmt: skip
 def test_a_bad_baseline_is_one_line_and_exit_2(

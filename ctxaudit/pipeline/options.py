@@ -202,9 +202,33 @@ def load_baseline(path: Path | None) -> Baseline | None:
     from ctxaudit.baseline import BaselineError, load
 
     try:
-        return load(path)
+        baseline = load(path)
     except BaselineError as exc:
         raise CannotStart(str(exc)) from None
+    for n, entry in enumerate(baseline.entries, 1):
+        why = _entry_problem(entry)
+        if why:
+            raise CannotStart(f"--baseline {path}: entry {n} ({entry.id}): {why}")
+    return baseline
+
+
+def _entry_problem(entry: Any) -> str:
+    """Why a baseline entry names nothing the registry knows ("" when it does): an
+    unknown target, a finding that target does not register, a property other than
+    the finding's. An entry that matches nothing would pass silently, then read "no
+    longer reproduces"."""
+    from ctxaudit import targets
+
+    names = sorted(t.name for t in targets.all_targets())
+    if entry.target not in names:
+        return f"unknown target {entry.target!r} (targets: {', '.join(names)})"
+    known = {f.id: f for f in targets.get(entry.target).findings()}
+    if entry.id not in known:
+        return f"{entry.target} registers no finding {entry.id!r}"
+    props = str(known[entry.id].property).split("/")
+    if entry.property and entry.property not in props:
+        return f"its property is {'/'.join(props)}, not {entry.property!r}"
+    return ""
 
 
 def resolve_targets(specs: list[str], repos: dict[str, Path | None]) -> list[Described]:
