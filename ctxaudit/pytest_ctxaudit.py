@@ -34,6 +34,7 @@ seed, and ``--hypothesis-profile`` when it names one of ctxaudit's profiles.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,9 +104,13 @@ class _Run:
     verdict: Any = None
     #: the node ids of the plugin's tests the command line named (None: not by name)
     named: list[str] | None = None
+    #: ``out`` is a temporary folder of this run's (no cache plugin): removed at its end
+    temporary: bool = False
 
     def command(self, out: Path) -> list[str]:
-        cmd = [sys.executable, "-m", "ctxaudit", "audit", "--no-mutation", "--no-fixes"]
+        # -P: the project's folder (where it runs) is not put on the import path, so a
+        # module of the project's named ctxaudit is not imported in place of this one
+        cmd = [sys.executable, "-P", "-m", "ctxaudit", "audit", "--no-mutation", "--no-fixes"]
         cmd += ["--no-cache", "--profile", self.profile, "--out", str(out)]
         for spec in self.specs:
             cmd += ["--target", spec]
@@ -123,6 +128,7 @@ class _Run:
             return
         if self.out is None:
             self.out = Path(tempfile.mkdtemp(prefix="ctxaudit-pytest-"))
+            self.temporary = True
         for old in self.out.glob("*/findings.json"):
             old.unlink()  # a report of an earlier session is never read as this one's
         proc = subprocess.run(
@@ -177,7 +183,42 @@ def _table(rootdir: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise pytest.UsageError(f"ctxaudit: {path}: {exc}") from None
     table = data.get("tool", {}).get("ctxaudit", {})
-    return table if isinstance(table, dict) else {}
+    if not isinstance(table, dict):
+        raise pytest.UsageError(f"ctxaudit: {path}: [tool.ctxaudit] must be a table")
+    why = _table_problem(table)
+    if why:
+        raise pytest.UsageError(f"ctxaudit: {path}: [tool.ctxaudit] {why}")
+    return table
+
+
+#: the keys of [tool.ctxaudit] and what each holds
+_KEYS = {
+    "target": "a target spec or a list of them",
+    "baseline": "a path",
+    "options": "a table of audit options (name = value)",
+}
+
+
+def _table_problem(table: dict[str, Any]) -> str:
+    """Why ``[tool.ctxaudit]`` cannot be used ("" when it can): an unknown key (a
+    misspelt one would be ignored, and the run would check nothing), or a value of
+    another type than its key holds."""
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        return f"has unknown key(s) {', '.join(unknown)} (known: {', '.join(_KEYS)})"
+    target = table.get("target", [])
+    targets = [target] if isinstance(target, str) else target
+    if not isinstance(targets, list) or not all(isinstance(t, str) and t.strip() for t in targets):
+        return f"target must be {_KEYS['target']} (not empty), not {target!r}"
+    baseline = table.get("baseline", "")
+    if not isinstance(baseline, str):
+        return f"baseline must be {_KEYS['baseline']}, not {baseline!r}"
+    options = table.get("options", {})
+    if not isinstance(options, dict) or not all(
+        isinstance(v, str | int | float | bool) for v in options.values()
+    ):
+        return f"options must be {_KEYS['options']}, not {options!r}"
+    return ""
 
 
 def _named(config: pytest.Config, asked: bool) -> list[str] | None:
@@ -460,6 +501,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(_STATE, None)
     if run is not None and _unexplained(run) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The reports' temporary folder (no cache plugin) goes with the run."""
+    run = config.stash.get(_STATE, None)
+    if run is not None and run.temporary and run.out is not None:
+        shutil.rmtree(run.out, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

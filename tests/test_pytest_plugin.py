@@ -250,3 +250,42 @@ def test_an_audit_that_did_not_check_everything_never_passes(tmp_path: Path) -> 
     proc = _reported(project, "-k", "B1", exit_code=2)
     assert "PASSED ctxaudit/gitreins-0.14.0::B1" in proc.stdout, proc.stdout[-3000:]
     assert proc.returncode == 1 and "no test above says what" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ("target = 5", "target must be a target spec or a list of them (not empty), not 5"),
+        ('target = ""', "target must be a target spec or a list of them (not empty), not ''"),
+        ('target = "ledger"\nbaseline = 5', "baseline must be a path, not 5"),
+        ('target = "ledger"\noptions = ["a"]', "options must be a table of audit options"),
+        ('targets = "ledger"', "has unknown key(s) targets (known: target, baseline, options)"),
+    ],
+)
+def test_a_tool_ctxaudit_table_it_cannot_use_is_one_usage_error(
+    tmp_path: Path, table: str, says: str
+) -> None:
+    """Not an INTERNALERROR, not a target nobody asked for, not a key silently ignored
+    (issue #47, section 4)."""
+    project = _project(tmp_path, f"[tool.ctxaudit]\n{table}\n")
+    proc = _pytest(project, "--collect-only", "-q")
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr
+    assert f"[tool.ctxaudit] {says}" in proc.stderr, proc.stderr
+
+
+def test_a_project_module_named_ctxaudit_does_not_shadow_the_audit(tmp_path: Path) -> None:
+    project = _project(tmp_path, '[tool.ctxaudit]\ntarget = "ledger"\n')
+    (project / "ctxaudit.py").write_text("raise SystemExit('the project s own ctxaudit.py')\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        # the pytest command (python -m pytest would itself import the project's module
+        # in place of the plugin's package): the audit the plugin starts must not
+        [str(Path(sys.executable).parent / "pytest"), "-rA", "-p", "no:cacheprovider",
+         "ctxaudit/ledger-0.1.0"],
+        cwd=project, capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "PASSED ctxaudit/ledger-0.1.0::S6" in proc.stdout
+    # and the reports' temporary folder (no cache plugin) went with the run
+    assert not list(tmp_path.glob("ctxaudit-pytest-*"))
