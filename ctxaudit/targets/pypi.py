@@ -59,6 +59,7 @@ from pathlib import Path
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets import pypi_build, uvenv
 from ctxaudit.targets.base import TargetError
+from ctxaudit.targets.pip_errors import pip_reason
 from ctxaudit.targets.pypi_build import STAMP, Env, PeerLock, reuse
 
 __all__ = ["STAMP", "Env", "Library", "PeerLock", "Tree"]
@@ -204,8 +205,7 @@ class Library:
             if re.sub(r"[-_.]+", "_", a.name).lower().startswith(self.wheel_name)
         ]
         if proc.returncode != 0 or not found:
-            lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
-            reason = lines[0].removeprefix("ERROR: ") if lines else proc.stderr.strip()[-200:]
+            reason = pip_reason(proc.stderr)
             raise TargetError(f"{self.name}: no {what} {version!r} could be fetched ({reason})")
         return found
 

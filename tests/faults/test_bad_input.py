@@ -95,3 +95,28 @@ def test_an_audit_with_an_unusable_home_stops_before_it_starts(
     (line,) = got.stderr.splitlines()
     assert line.startswith("ctxaudit: CTXAUDIT_HOME /sys/ctxaudit-home: cannot hold"), line
     assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.fault("unknown-version")
+def test_an_unknown_release_is_a_short_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip lists every release it knows (langchain: 530, a 4.7 KB line); the error names
+    the count and the newest few (issue #47, section 4)."""
+    from types import SimpleNamespace
+
+    from ctxaudit.targets import TargetError, get, uvenv
+
+    listed = ", ".join(f"0.{n}.0" for n in range(400))
+    stderr = (
+        "ERROR: Could not find a version that satisfies the requirement langchain==9.9.9 "
+        f"(from versions: {listed})\nERROR: No matching distribution found for langchain==9.9.9\n"
+    )
+    monkeypatch.setattr(
+        uvenv, "run", lambda cmd, **kw: SimpleNamespace(returncode=1, stderr=stderr)
+    )
+    with pytest.raises(TargetError) as caught:
+        get("langchain").resolve("langchain==9.9.9")
+    said = str(caught.value)
+    assert len(said) < 300, said
+    assert said.endswith(
+        "(from 400 versions, the newest 0.395.0, 0.396.0, 0.397.0, 0.398.0, 0.399.0))"
+    ), said

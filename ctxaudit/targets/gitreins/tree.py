@@ -41,6 +41,7 @@ from pathlib import Path
 
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
+from ctxaudit.targets.pip_errors import pip_reason
 
 PINNED = "0.17.1"
 
@@ -152,7 +153,7 @@ def download(version: str) -> Path:
         )  # fmt: skip
         wheels = list(Path(tmp).glob("gitreins-*.whl"))
         if proc.returncode != 0 or not wheels:
-            reason = _pip_reason(proc.stderr)
+            reason = pip_reason(proc.stderr)
             raise TargetError(
                 f"gitreins: no published version {version!r} could be fetched ({reason})"
             )
@@ -169,11 +170,6 @@ def download(version: str) -> Path:
             shutil.rmtree(dest)
         unpacked.rename(dest)
     return dest
-
-
-def _pip_reason(stderr: str) -> str:
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip().startswith("ERROR")]
-    return lines[0].removeprefix("ERROR: ") if lines else (stderr.strip().splitlines() or ["?"])[-1]
 
 
 @dataclass(frozen=True)
