@@ -102,6 +102,7 @@ def prepare(request: AuditRequest) -> AuditOptions:
         or check_out(request.out)
         or check_file("--junit-xml", request.junit_xml)
         or check_file("--sarif", request.sarif)
+        or check_collisions(request)
     )
     if why is not None:
         raise CannotStart(why)
@@ -184,6 +185,38 @@ def check_file(option: str, path: Path | None) -> str | None:
         return f"{option} {path}: its folder is not writable ({exc.strerror or exc})"
     os.close(fd)
     os.unlink(probe)
+    return None
+
+
+#: the files the audit writes at the top of ``--out`` (each version's go in a folder of
+#: its own, and the matrix's timing table in ``timing/``)
+OUT_FILES = ("matrix.md", "matrix.html")
+
+
+def check_collisions(request: AuditRequest) -> str | None:
+    """Why two of the files a run reads or writes are one (None when none are): the
+    baseline, the JUnit XML, the SARIF, and what the audit writes in ``--out``. Written
+    over, the user's baseline (or another report) would be lost."""
+    named = [
+        (option, path.resolve())
+        for option, path in (("--baseline", request.baseline), ("--junit-xml", request.junit_xml),
+                             ("--sarif", request.sarif))
+        if path is not None
+    ]  # fmt: skip
+    for i, (option, path) in enumerate(named):
+        for other, other_path in named[:i]:
+            if path == other_path:
+                return f"{option} {path}: the same file as {other}; give each its own"
+    out = request.out.resolve()
+    for option, path in named:
+        owned = path.parent == out and path.name in OUT_FILES
+        # timing/, or a version's folder (one that holds a report)
+        inside = path.is_relative_to(out / "timing") or (
+            path.is_relative_to(out) and (path.parent / "findings.json").exists()
+        )
+        if owned or inside:
+            return (f"{option} {path}: a file the audit writes in --out {out} (its "
+                    f"reports' folders and {', '.join(OUT_FILES)}); give another")  # fmt: skip
     return None
 
 

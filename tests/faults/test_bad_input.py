@@ -120,3 +120,36 @@ def test_an_unknown_release_is_a_short_line(monkeypatch: pytest.MonkeyPatch) -> 
     assert said.endswith(
         "(from 400 versions, the newest 0.395.0, 0.396.0, 0.397.0, 0.398.0, 0.399.0))"
     ), said
+
+
+@pytest.mark.fault("colliding-outputs")
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--baseline", "bl.toml", "--junit-xml", "bl.toml"], "the same file as --baseline"),
+        (["--sarif", "x", "--junit-xml", "x"], "--sarif"),
+        (["--junit-xml", "out/matrix.md"], "a file the audit writes in --out"),
+        (["--sarif", "out/timing/audit-time.md"], "a file the audit writes in --out"),
+    ],
+)
+def test_outputs_that_collide_are_refused_before_work(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    says: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Nothing of the user's is overwritten: a baseline given as the JUnit file too was
+    replaced by JUnit XML, and the next run failed (issue #47, section 3)."""
+    from ctxaudit import cli
+
+    monkeypatch.chdir(tmp_path)
+    keep = '[[accepted]]\nid = "GR-V2-UNLIMITED-COMPACTS"\ntarget = "gitreins"\nwhy = "w"\n'
+    (tmp_path / "bl.toml").write_text(keep)
+    (tmp_path / "x").write_text("the user's\n")
+    code = cli.main(["audit", "--target", "ledger", "--out", "out", *args])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert (tmp_path / "bl.toml").read_text() == keep
+    assert (tmp_path / "x").read_text() == "the user's\n"
+    assert not (tmp_path / "out" / "matrix.md").exists()
