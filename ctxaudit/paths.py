@@ -80,12 +80,28 @@ def _materialized() -> Path:
         return root
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="root-", dir=root.parent))
-    shutil.copytree(SHIPPED, staging, dirs_exist_ok=True)
+    try:
+        shutil.copytree(SHIPPED, staging, dirs_exist_ok=True)
+    except OSError as exc:  # a full or read-only home: nothing half-copied stays
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OSError(exc.errno, _first_reason(exc)) from None
     try:
         staging.rename(root)
     except OSError:  # another process made it first
         shutil.rmtree(staging, ignore_errors=True)
     return root
+
+
+def _first_reason(exc: OSError) -> str:
+    """One short reason for a failed copy: ``shutil.Error`` carries one entry per file
+    that failed (on a full disk, every file after the first: a message of 157 KB)."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list):
+        errors = exc.args[0]
+        if errors:
+            _src, dst, why = errors[0]
+            more = f" and {len(errors) - 1} more file(s)" if len(errors) > 1 else ""
+            return f"{why} (copying to {dst}{more})"
+    return exc.strerror or str(exc)
 
 
 def _root() -> tuple[Path, str | None]:

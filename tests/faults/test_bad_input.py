@@ -153,3 +153,34 @@ def test_outputs_that_collide_are_refused_before_work(
     assert (tmp_path / "bl.toml").read_text() == keep
     assert (tmp_path / "x").read_text() == "the user's\n"
     assert not (tmp_path / "out" / "matrix.md").exists()
+
+
+@pytest.mark.fault("full-home")
+def test_a_home_that_fills_up_is_a_short_line_and_leaves_no_half_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copying an installed build's files into a full home fails on every file: the
+    reason is the first one's and a count, and no half-copied ``root-*`` folder stays
+    (issue #47, section 3: a 157 KB line and one such folder per attempt)."""
+    import errno
+
+    from ctxaudit import paths
+
+    shipped = tmp_path / "shipped"
+    (shipped / "tests").mkdir(parents=True)
+    (shipped / "tests" / "a.py").write_text("")
+    home = tmp_path / "home"
+    monkeypatch.setattr(paths, "SHIPPED", shipped)
+    monkeypatch.setenv("CTXAUDIT_HOME", str(home))
+
+    def full(src: object, dst: Path, **kw: object) -> None:
+        (Path(dst) / "partial").write_text("x")
+        why = os.strerror(errno.ENOSPC)
+        raise shutil.Error([(f"s{n}", f"{dst}/f{n}", f"[Errno 28] {why}") for n in range(3000)])
+
+    monkeypatch.setattr(shutil, "copytree", full)
+    with pytest.raises(OSError) as caught:
+        paths._materialized()
+    said = str(caught.value)
+    assert len(said) < 300 and "and 2999 more file(s)" in said, said[:500]
+    assert [p.name for p in home.iterdir()] == []
