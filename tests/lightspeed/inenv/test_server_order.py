@@ -1,9 +1,9 @@
 """What the real inference server stores when two requests of one conversation overlap.
 
-``../shared/SPEC.md`` (section 6) asks that turns be stored "in the order the turns
-happened", which does not say whether a turn happens when its request is sent or when
-it ends. The settlement rule (docs/properties.md, "Order of turns") takes it from the
-inference server the SPEC's services run on: OGX appends a turn's input and output to
+The settlement invariant asks that turns be stored "in the order the turns happened",
+which does not say whether a turn happens when its request is sent or when it ends. The
+settlement rule (docs/properties.md, "Order of turns") takes it from the inference
+server the settlement targets run on: OGX appends a turn's input and output to
 the conversation when its response completes (``_sync_response_to_conversation``,
 called "before yielding terminal events"), and a request sent meanwhile is answered
 over the conversation as it then is, without the turn still in flight.
