@@ -22,7 +22,9 @@ is not part of that turn's exchange):
   marker, then the input and output items of the turns no marker covers, then
   the new input items;
 - the original input (the new input items as the user sent them) is handed to
-  the settlement owner, which stores the new marker with the turn.
+  the settlement owner, which stores the new marker with the turn, unless a marker
+  stored since (by a compacted request in flight with this one that ended first)
+  already folds one of its turns (``ledger/owner.py``: no turn folded twice).
 """
 
 from __future__ import annotations

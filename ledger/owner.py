@@ -123,12 +123,26 @@ class PendingTurn:
         turn stays settled (no later report retries it) and nothing is stored.
         """
         items: list[tuple[Kind, JSONObject]] = []
-        if self._summary is not None:
+        if self._summary is not None and not self._folded_since():
             items.append((SUMMARY, self._summary))
         items.extend((INPUT, item) for item in self._input)
         items.extend((OUTPUT, item) for item in output)
         self._store.append_turn(self.conversation_id, items)
         self.written = True
+
+    def _folded_since(self) -> bool:
+        """Whether a marker stored since this request was planned (by another compacted
+        request of the conversation that was in flight with it and ended first) already
+        folds one of the turns this one's marker folds: storing it too would fold those
+        turns twice (T5). The read and the write that follows run in one step of the
+        event loop, so no other write comes between them."""
+        assert self._summary is not None
+        covered = max(
+            (int(i.content["last_turn"]) for i in self._store.items(self.conversation_id)
+             if i.kind == SUMMARY),
+            default=0,
+        )  # fmt: skip
+        return covered >= int(self._summary["first_turn"])
 
     # -- end of the handler (S5) -------------------------------------------
 

@@ -68,7 +68,10 @@ it was handed the conversation (not compacted, no ``previous_response_id``)
 and the turn completed; the owner in every other case.
 
 S2 (what). The original input, then the output of the ending; the owner also
-stores the new summary marker, first. The server, when it writes, was sent
+stores the new summary marker, first, unless a marker stored since the plan (by a
+request that was in flight with this one and ended first) already folds one of its
+turns: then it stores none, so no turn is folded twice, and the turns it would have
+folded are folded by a later request. The server, when it writes, was sent
 the original input (it was not compacted), so the stored input is the
 original input either way.
 
@@ -336,11 +339,18 @@ def settle(
         return after, Outcome(who, None, write_fails and path in BLOCKING_PATHS)
     items = [Item("input", content) for content in plan.original_input]
     items += [Item("output", content) for content in output(ending)]
-    if who == "owner" and plan.new_marker is not None:
+    turns = conversations[plan.request.conversation]
+    if who == "owner" and plan.new_marker is not None and not folded(turns, plan.new_marker):
         items.insert(0, Item("summary", plan.new_marker))
     turn = Turn(tuple(items))
     after[plan.request.conversation] = (*conversations[plan.request.conversation], turn)
     return after, Outcome(who, turn, False)
+
+
+def folded(turns: Sequence[Turn], new_marker: JSONObject) -> bool:
+    """Whether a marker of ``turns`` already folds one of ``new_marker``'s turns."""
+    covered = max((t.marker["last_turn"] for t in turns if t.marker is not None), default=0)
+    return bool(covered >= new_marker["first_turn"])
 
 
 def flatten(turns: Sequence[Turn]) -> list[tuple[int, Kind, JSONObject]]:

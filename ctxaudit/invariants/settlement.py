@@ -14,6 +14,11 @@ store flag, a failed write), a user expects of what the store holds:
   the model saw, not what the user said).
 - T4 *nothing lost*: a request that was answered, asked to be stored and whose write
   did not fail has its turn stored.
+- T5 *folded once*: no turn is folded into more than one summary marker (markers that
+  name the turns they fold, ``first_turn`` .. ``last_turn``, never overlap): a turn
+  folded twice is summarized twice in every later request's input. Two compacted
+  requests in flight at once both plan to fold the same turns; the one that ends
+  second must not store its marker over what the first one's already folds.
 
 A request is known by a label the lockstep reads off its input (:data:`Label`).
 """
@@ -67,4 +72,13 @@ def check_conversation(
     lost = [name for name in sent if name in must and name not in seen]
     if lost:
         broken.append(f"T4: answered and to be stored, yet not stored: {lost}")
+    folded: dict[int, int] = {}
+    for _, kind, content in stored:
+        first, last = content.get("first_turn"), content.get("last_turn")
+        if kind == "summary" and isinstance(first, int) and isinstance(last, int):
+            for turn in range(first, last + 1):
+                folded[turn] = folded.get(turn, 0) + 1
+    twice_folded = sorted(turn for turn, count in folded.items() if count > 1)
+    if twice_folded:
+        broken.append(f"T5: turns folded into more than one summary: {twice_folded}")
     return broken

@@ -107,3 +107,52 @@ def test_a_query_answered_while_a_stream_is_in_flight_stands_before_it(
         "T2: turns out of the order they ended: ['q1', 'q2', 'q4', 'q3'], "
         "ended ['q1', 'q2', 'q3', 'q4']"
     ]
+
+
+def test_two_compactions_in_flight_fold_each_turn_once() -> None:
+    """Two compacted requests in flight at once both plan to fold the same turn: a
+    stream (q4) and a query answered meanwhile (q5). q5 ends first and stores its
+    marker; q4's would fold that turn again, so it stores none (T5), and the next request
+    (q6) is sent each summary once. Before the rule, the ledger and the model agreed on
+    two markers of turn 2, and q6 was sent turn 2's summary twice."""
+    store = ConversationStore()
+    backend = ScriptedBackend(lambda call: [f"{str(call.input[-1]['content'])[:2]} answered"])
+    server = InferenceServer(store, backend, response_ids=counting_ids())
+    config = CompactionConfig(context_window=200, threshold_ratio=0.5, buffer_turns=1)
+    ledger = Ledger(store, server, config, summarizer=summarize, instructions=INSTRUCTIONS)
+    conv = ledger.create_conversation("c")
+    params = model.Params(200, 0.5, 0, 1, INSTRUCTIONS, summarize)
+    convs: dict[str, tuple[model.Turn, ...]] = {conv: ()}
+
+    def settle(plan: model.Plan) -> None:
+        nonlocal convs
+        tag = str(plan.original_input[-1]["content"])[:2]
+        convs, _ = model.settle(convs, plan, model.Completed((f"{tag} answered",)))
+
+    async def program() -> None:
+        for text in ("q1 " + "x" * 60, "q2 " + "x" * 60, "q3 " + "x" * 60):
+            p = model.plan(convs, model.Request(conv, text, "query"), params)
+            await ledger.query(Request(text, conv))
+            settle(p)
+        p4 = model.plan(convs, model.Request(conv, "q4 " + "y" * 40, "streaming_query"), params)
+        stream = ledger.streaming_query(Request("q4 " + "y" * 40, conv))
+        assert (await anext(stream)).type == "created"
+        p5 = model.plan(convs, model.Request(conv, "q5 " + "z" * 40, "query"), params)
+        assert p4.new_marker is not None and p5.new_marker == p4.new_marker  # the same fold
+        await ledger.query(Request("q5 " + "z" * 40, conv))
+        settle(p5)
+        async for _ in stream:
+            pass
+        settle(p4)
+        p6 = model.plan(convs, model.Request(conv, "q6", "query"), params)
+        await ledger.query(Request("q6", conv))
+        settle(p6)
+
+    asyncio.run(program())
+    stored = [(i.turn, i.kind, i.content) for i in store.items(conv)]
+    assert stored == model.flatten(convs[conv])
+    ranges = [(c["first_turn"], c["last_turn"]) for _, kind, c in stored if kind == "summary"]
+    assert ranges == [(1, 1), (2, 2), (3, 4)], ranges
+    q6 = next(c for c in backend.calls if c.input[-1]["content"] == "q6")
+    summaries = [(x["first_turn"], x["last_turn"]) for x in q6.input if x.get("type") == "summary"]
+    assert summaries == [(1, 1), (2, 2), (3, 4)], summaries
