@@ -1,3 +1,3 @@
-from ctxaudit.console import entry
+from ctxaudit.launch import entry
 
 raise SystemExit(entry())

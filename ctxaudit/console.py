@@ -24,7 +24,6 @@ import errno
 import io
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -110,24 +109,3 @@ def guarded(command: Callable[[], int]) -> int:
         )
         return 2
     return code
-
-
-def entry() -> int:
-    """The ``ctxaudit`` command (and ``python -m ctxaudit``): the command line
-    (``ctxaudit/cli.py``) under the console's rules. A library that does not import (a
-    broken or foreign Hypothesis first on ``PYTHONPATH``) is one line and exit 2."""
-
-    def command() -> int:
-        try:
-            from ctxaudit.cli import main
-        except ImportError as exc:
-            frame = traceback.extract_tb(exc.__traceback__)[-1]
-            print(
-                f"ctxaudit: cannot start: {type(exc).__name__}: {exc} "
-                f"(raised at {frame.filename}:{frame.lineno}; is PYTHONPATH set?)",
-                file=sys.stderr,
-            )
-            return 2
-        return main()
-
-    return guarded(command)

@@ -53,6 +53,7 @@ LAYERS: dict[str, int] = {
     "ctxaudit.matrix": 6,
     "ctxaudit.pipeline": 7,
     "ctxaudit.cli": 8,
+    "ctxaudit.launch": 8,  # the command's entry: the command line under the console rules
     "ctxaudit.__main__": 8,
     "mutation": 9,
 }
