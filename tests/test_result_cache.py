@@ -4,6 +4,7 @@ them again when any part of the key changes."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -298,8 +299,6 @@ def test_a_report_says_what_its_suites_imported_and_its_rerun_runs_under_it(
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPATH", str(tmp_path / "first"))
         assert audit(tmp_path, "--seed", "3") == 0
-    import json
-
     data = json.loads((tmp_path / "out/toy-cached-1.0/findings.json").read_text())
     assert data["environment"] == {**environment.imported(), "PYTHONPATH": str(tmp_path / "first")}
     assert "Ran under python `" in (tmp_path / "out/toy-cached-1.0/findings.md").read_text()

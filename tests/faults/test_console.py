@@ -9,6 +9,7 @@ the way a CI system or a user's pipe would.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -32,8 +33,6 @@ def _audit(tmp_path: Path, shell_tail: str, *args: str, **env: str) -> tuple[int
     if "--out" not in args:
         cmd += ["--out", str(tmp_path / "reports")]
     script = f'{shlex.join(cmd)} {shell_tail}; echo "exit=${{PIPESTATUS[0]}}" >&2'
-    import os
-
     full_env = {**os.environ, "CTXAUDIT_FIXES": "0", "TOY_HANG": "", **env}
     done = subprocess.run(
         ["bash", "-c", script], cwd=ROOT, env=full_env, capture_output=True, text=True,
@@ -118,8 +117,6 @@ def test_a_test_library_that_does_not_import_is_one_line_and_exit_2(tmp_path: Pa
     broken = tmp_path / "first" / "hypothesis"
     broken.mkdir(parents=True)
     (broken / "__init__.py").write_text('raise ImportError("broken on purpose")\n')
-    import os
-
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "first")}
     done = subprocess.run(
         [sys.executable, "-P", "-m", "ctxaudit", "audit", "--target", "ledger"],
