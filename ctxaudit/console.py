@@ -14,7 +14,9 @@ A command's verdict is its exit code and its reports; the console only tells. So
 :func:`guarded` runs a command under these rules, and turns any other ``OSError`` the
 command did not handle (a report that cannot be written: a full disk, a file made
 read-only, a folder where a report goes, a name too long) into one line and exit 2
-instead of a traceback and exit 1, which means "a property fails".
+instead of a traceback and exit 1, which means "a property fails". An interrupt the
+command did not handle itself (Ctrl-C, or SIGTERM, which interrupts like it) is one line
+and exit 130.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ import contextlib
 import errno
 import io
 import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any, TextIO
 
 
@@ -87,12 +92,34 @@ def _prepare(name: str, fd: int) -> _Guarded:
     return guarded
 
 
+@contextlib.contextmanager
+def _terminate_interrupts() -> Iterator[None]:
+    """SIGTERM interrupts a command as Ctrl-C does (exit 130, not 143), in the main
+    thread of a process that has not set its own handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def guarded(command: Callable[[], int]) -> int:
     """Run ``command`` (a ctxaudit command: its exit code) under the console rules."""
     out = _prepare("stdout", 1)
     _prepare("stderr", 2)
     try:
-        code = command()
+        with _terminate_interrupts():
+            code = command()
+    except KeyboardInterrupt:  # what the command did not handle itself (the audit does)
+        print("ctxaudit: interrupted", file=sys.stderr)
+        code = 130
     except OSError as exc:
         # a rename into place names its destination second: that is the report
         target = exc.filename2 or exc.filename

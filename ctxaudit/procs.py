@@ -123,6 +123,43 @@ def spawn(cmd: list[str], env: dict[str, str] | None = None, **popen: Any) -> It
                 _state.groups.pop(proc.pid, None)
 
 
+def run(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(cmd, capture_output=True, text=True)`` under :func:`spawn`: a
+    download or build step (pip, uv, git) in a group of its own, so that it and what it
+    started stop with the audit, interrupted or killed. A command that cannot start
+    answers exit 127 with the reason, like a shell."""
+    with spawn(
+        cmd, env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, errors="replace",
+    ) as proc:  # fmt: skip
+        out, err = proc.communicate()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def staging(parent: Path, tag: str) -> Path:
+    """A new folder ``parent/.tmp-p<pid>-<tag>-*`` to build something in before it is
+    renamed into place; the folders a killed process left there (its pid no longer
+    running) are removed first."""
+    for stale in parent.glob(".tmp-p*-*"):
+        pid = stale.name[len(".tmp-p") :].partition("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f".tmp-p{os.getpid()}-{tag}-", dir=parent))
+
+
+@contextlib.contextmanager
+def staged(parent: Path, tag: str) -> Iterator[Path]:
+    """:func:`staging` for the block, removed after it (what the block renamed into place
+    stays)."""
+    folder = staging(parent, tag)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
@@ -265,7 +302,11 @@ def _guard(parent: int, cmd: list[str]) -> int:
     _set_pdeathsig(signal.SIGTERM)
     if os.getppid() != parent:  # the audit died before the request took effect
         os.killpg(0, signal.SIGKILL)
-    child = subprocess.Popen(cmd)
+    try:
+        child = subprocess.Popen(cmd)
+    except OSError as exc:  # like a shell: the reason, and 127
+        print(f"error: cannot run {cmd[0]}: {exc}", file=sys.stderr)
+        return 127
     code = child.wait()
     # what the command left running in the group goes with it
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

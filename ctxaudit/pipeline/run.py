@@ -50,20 +50,27 @@ class AuditRun:
 def audit(request: AuditRequest) -> int:
     """``ctxaudit audit``: its options prepared (what keeps it from starting is a line,
     exit 2; :class:`~ctxaudit.pipeline.options.BadUsage` is the caller's to say), then
-    the run under the interrupt handling."""
-    try:
-        options = prepare(request)
-    except CannotStart as exc:
-        print(f"ctxaudit: {exc}", file=sys.stderr)
-        return 2
-    return audit_with_signals(options)
+    the run under the interrupt handling. An interrupt while the targets are resolved
+    (a download, an environment build) stops their children too: one line, exit 130."""
+    procs.reset()
+    with procs.on_signals():  # from the start: no moment without them
+        try:
+            options = prepare(request)
+        except CannotStart as exc:
+            print(f"ctxaudit: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            procs.interrupt()
+            print("ctxaudit: interrupted while resolving the targets: nothing was audited",
+                  file=sys.stderr)  # fmt: skip
+            return 130
+        return audit_with_signals(options)
 
 
 def audit_with_signals(options: AuditOptions) -> int:
     """Run the audit under the interrupt handling: the signals stop its children, its
     temporary folders are its own; interrupted, the matrix is rebuilt from what
     finished (exit 130)."""
-    procs.reset()
     stuck = False
     with procs.on_signals(), procs.temp_root():
         try:

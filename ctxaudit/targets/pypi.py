@@ -49,13 +49,13 @@ import re
 import shutil
 import sys
 import tarfile
-import tempfile
 import tomllib
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxaudit import procs
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets import pypi_build, uvenv
 from ctxaudit.targets.base import TargetError
@@ -174,7 +174,7 @@ class Library:
         if self.is_tree(dest):
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        with procs.staged(dest.parent, version) as tmp:
             wheels = self._fetch(version, "--only-binary", "*.whl", Path(tmp), "published version")
             unpacked = Path(tmp) / "tree"
             with zipfile.ZipFile(wheels[0]) as zf:
@@ -270,7 +270,7 @@ class Library:
         if (dest / "pyproject.toml").is_file() or (dest / "PKG-INFO").is_file():
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        with procs.staged(dest.parent, version) as tmp:
             archives = self._fetch(
                 version, "--no-binary", "*.tar.gz", Path(tmp), "sdist of version"
             )

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctxaudit import procs
 from ctxaudit.targets import uvenv
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def build(
     pins = uvenv.test_pins(lib.name) if peer is None else []
     if dest.exists():
         shutil.rmtree(dest)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=dest.parent))
+    tmp = procs.staging(dest.parent, key)  # we hold the key's lock
     venv = tmp / "venv"
     python = venv / "bin" / "python"
     lock = lib.committed_lock(version) if peer is None else peer.lock

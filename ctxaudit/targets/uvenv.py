@@ -21,7 +21,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from ctxaudit import paths
+from ctxaudit import paths, procs
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.base import TargetError
 
@@ -135,16 +135,12 @@ def ctxaudit_shim() -> Path:
 
 
 def run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """One build step (uv never downloads an interpreter); a command that cannot start
-    answers exit 127 with the reason, like a shell."""
+    """One build or download step (uv never downloads an interpreter), stopped with the
+    audit (:func:`ctxaudit.procs.run`); a command that cannot start answers exit 127
+    with the reason, like a shell."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
     env.update(NO_COLOR="1", UV_NO_PROGRESS="1", UV_PYTHON_DOWNLOADS="never")
-    try:
-        return subprocess.run(
-            cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", check=False
-        )
-    except OSError as exc:
-        return subprocess.CompletedProcess(cmd, 127, "", f"error: cannot run {cmd[0]}: {exc}\n")
+    return procs.run(cmd, env, cwd)
 
 
 _PACKAGE_PATTERNS = (

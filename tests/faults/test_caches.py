@@ -586,3 +586,20 @@ def test_a_cache_that_cannot_be_written_costs_the_reuse_not_the_verdict(
     steps.store_mutation(KEY, 1, "mutation gate FAILS", TARGET, tmp_path / "out")
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and all("not cached" in ln for ln in lines), lines
+
+
+@pytest.mark.fault("kill")
+def test_a_staging_folder_of_a_killed_process_is_removed_by_the_next(tmp_path: Path) -> None:
+    """A download or build killed mid-way (SIGKILL) leaves its staging folder in the cache;
+    the next one in the same folder removes it, never one whose process still runs."""
+    from ctxaudit import procs
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = tmp_path / f".tmp-p{dead.pid}-0.17.1-abc"
+    (left / "tree").mkdir(parents=True)
+    running = tmp_path / f".tmp-p{os.getppid()}-0.17.1-def"
+    running.mkdir()
+    with procs.staged(tmp_path, "0.17.1") as mine:
+        assert mine.is_dir() and mine.name.startswith(f".tmp-p{os.getpid()}-0.17.1-")
+    assert not left.exists() and running.is_dir() and not mine.exists()

@@ -127,3 +127,24 @@ def test_a_test_library_that_does_not_import_is_one_line_and_exit_2(tmp_path: Pa
         "ctxaudit: cannot start: ImportError: broken on purpose (raised at "
         f"{broken / '__init__.py'}:1; is PYTHONPATH set?)"
     ]
+
+
+@pytest.mark.fault("interrupt")
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_of_any_command_is_one_line_and_exit_130(sig: str) -> None:
+    """Commands other than the audit (which stops its children itself) under the
+    console's rules: SIGTERM interrupts like Ctrl-C, one line, exit 130 (not 143)."""
+    code = (
+        "import os, signal, time\n"
+        "from ctxaudit import console\n"
+        "def command():\n"
+        f"    os.kill(os.getpid(), signal.{sig})\n"
+        "    time.sleep(30)\n"
+        "    return 0\n"
+        "raise SystemExit(console.guarded(command))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines() == ["ctxaudit: interrupted"]

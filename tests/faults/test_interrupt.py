@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import targets
+from ctxaudit.targets import uvenv
 from ctxaudit.targets.base import BaseTarget, Described, Resolved
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,11 +60,25 @@ class Toy(BaseTarget):
 
     def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
         version = (spec or "").partition("==")[2] or "1.0"
+        if os.environ.get("TOY_RESOLVE_HANG") == version:  # a download that takes its time
+            uvenv.run([sys.executable, "-c", DOWNLOAD, os.environ["TOY_MARKER"]])
         return Resolved(self.name, version, self.home, f"toy=={version}", copy_dir="toy")
 
     def suite_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]]:
         return sys.executable, {**os.environ, "TOY_VERSION": target.version}
 
+
+#: a download as pip does it: a child of its own (a build backend) and a partial file
+#: in a staging folder of the cache; the marker holds both pids once they run
+DOWNLOAD = """
+import json, os, subprocess, sys, time
+kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+marker = sys.argv[1]
+with open(marker + ".tmp", "w") as f:
+    json.dump({"pids": [os.getpid(), kid.pid]}, f)
+os.replace(marker + ".tmp", marker)
+time.sleep(300)
+"""
 
 SUITE = """
 import json, os, subprocess, sys, time
@@ -296,6 +311,41 @@ def test_interrupt_during_the_matrix_write(
     run.signal(sig, group)
     code, out, err = run.finish()
     assert_stopped_cleanly(run, code, out, err, finished=["1.0"], interrupted=None)
+
+
+@pytest.mark.fault("interrupt")
+@pytest.mark.parametrize(
+    ("sig", "group"), [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
+    ids=["SIGINT", "SIGTERM", "SIGINT-group"],
+)  # fmt: skip
+def test_interrupt_while_resolving_the_targets(
+    audit: Callable[..., Run], sig: int, group: bool
+) -> None:
+    """Before the audit runs anything (a release downloaded, an environment built): one
+    line and exit 130, the download and its children stopped, nothing written."""
+    run = audit("1.0", "2.0", TOY_RESOLVE_HANG="2.0")
+    run.wait_for(run.marker)
+    pids = run.hung_pids()
+    run.signal(sig, group)
+    code, out, err = run.finish()
+    assert code == 130, f"exit {code}\n{out}\n{err}"
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines() == [
+        "ctxaudit: interrupted while resolving the targets: nothing was audited"
+    ], err
+    assert gone_within(lambda: [p for p in pids if p in processes_with(str(run.tmp))], 5) == []
+    assert not any(run.out.rglob("*"))  # the folder checked writable, nothing in it
+    assert run.leftovers() == []
+
+
+@pytest.mark.fault("kill")
+def test_sigkill_while_resolving_leaves_no_orphan(audit: Callable[..., Run]) -> None:
+    run = audit("1.0", TOY_RESOLVE_HANG="1.0")
+    run.wait_for(run.marker)
+    pids = run.hung_pids()
+    run.signal(signal.SIGKILL)
+    run.finish()
+    assert gone_within(lambda: [p for p in pids if p in processes_with(str(run.tmp))], 5) == []
 
 
 @pytest.mark.fault("kill")

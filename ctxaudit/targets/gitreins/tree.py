@@ -30,15 +30,14 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import tomllib
 import types
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxaudit import procs
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
 from ctxaudit.targets.pip_errors import pip_reason
@@ -140,16 +139,13 @@ def download(version: str) -> Path:
     if all((dest / rel).is_file() for rel in _REQUIRED):
         return dest
     CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        proc = subprocess.run(
+    with procs.staged(CACHE, version) as tmp:
+        proc = procs.run(
             [
                 sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                 "--only-binary", ":all:", "--disable-pip-version-check",
-                "-d", tmp, f"gitreins=={version}",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+                "-d", str(tmp), f"gitreins=={version}",
+            ]
         )  # fmt: skip
         wheels = list(Path(tmp).glob("gitreins-*.whl"))
         if proc.returncode != 0 or not wheels:
