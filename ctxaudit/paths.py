@@ -125,22 +125,47 @@ REPO_ROOT, _HOME_PROBLEM = _root()
 IN_CHECKOUT = HERE.parent == REPO_ROOT
 
 
+def target_cache() -> Path:
+    """Where the targets' trees and environments are kept: ``$CTXAUDIT_CACHE`` when set
+    (one cache shared by several checkouts or installations), else the root's
+    ``.cache``."""
+    given = os.environ.get("CTXAUDIT_CACHE", "").strip()
+    return Path(given).expanduser() if given else REPO_ROOT / ".cache"
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot take a new file (made first when missing); None: it can."""
+    if folder.exists() and not folder.is_dir():
+        return "not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".ctxaudit-probe-", dir=folder)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
 def home_problem(root: Path | None = None) -> str | None:
     """Why ctxaudit cannot work under ``root`` (default: :data:`REPO_ROOT`), in one
-    line; None when it can: the root is there and its ``.cache`` (the caches, the
-    targets fetched, the mutation runner's copies) takes a new file."""
+    line; None when it can: the root is there, its ``.cache`` (the step cache, the
+    mutation runner's copies) and the targets' cache (:func:`target_cache`) each take a
+    new file."""
     if root is None and _HOME_PROBLEM is not None:
         return _HOME_PROBLEM
     root = REPO_ROOT if root is None else root
     named = _home_named() if not IN_CHECKOUT else f"the checkout {root}"
     cache = root / ".cache"
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".ctxaudit-probe-", dir=cache)
-    except OSError as exc:
-        return f"{named}: {cache} is not writable ({exc.strerror or exc})"
-    os.close(fd)
-    os.unlink(probe)
+    why = _unwritable(cache)
+    if why is not None:
+        return f"{named}: {cache} is not writable ({why})"
+    given = os.environ.get("CTXAUDIT_CACHE", "").strip()
+    if given:
+        why = _unwritable(target_cache())
+        if why is not None:
+            what = "cannot hold the targets' trees and environments"
+            return f"CTXAUDIT_CACHE {given}: {what} ({why})"
     return None
 
 

@@ -55,8 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxaudit import procs
-from ctxaudit.paths import REPO_ROOT
+from ctxaudit import paths, procs
 from ctxaudit.targets import pypi_build, uvenv
 from ctxaudit.targets.base import TargetError
 from ctxaudit.targets.pip_errors import pip_reason
@@ -108,7 +107,7 @@ class Library:
 
     def cache_root(self) -> Path:
         """``.cache/<name>`` (under ``$CTXAUDIT_CACHE`` when set)."""
-        return Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache")) / self.name
+        return paths.target_cache() / self.name
 
     # ------------------------------------------------------------------ trees
 

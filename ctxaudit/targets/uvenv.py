@@ -122,7 +122,7 @@ def ctxaudit_shim() -> Path:
     per installation (two environments may install different builds of one version)."""
     package = paths.HERE
     key = hashlib.sha256(str(package).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache"))
+    cache = paths.target_cache()
     dest = cache / "ctxaudit-import" / key
     dest.mkdir(parents=True, exist_ok=True)
     link = dest / "ctxaudit"

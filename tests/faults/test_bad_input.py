@@ -97,6 +97,24 @@ def test_an_audit_with_an_unusable_home_stops_before_it_starts(
     assert not (tmp_path / "reports").exists()
 
 
+@pytest.mark.fault("unusable-cache")
+@pytest.mark.parametrize("kind", ["a file", "under a file", "cannot be made"])
+def test_an_unusable_target_cache_stops_the_audit_before_it_starts(
+    kind: str, tmp_path: Path
+) -> None:
+    """``CTXAUDIT_CACHE`` that cannot hold the targets' trees and environments: one line
+    naming it, exit 2, before anything runs (never a traceback at a download's end)."""
+    (tmp_path / "file").write_text("not a folder\n")
+    cache = {"a file": tmp_path / "file", "under a file": tmp_path / "file" / "cache",
+             "cannot be made": Path("/sys/ctxaudit-cache")}[kind]  # fmt: skip
+    got = run([sys.executable, "-m", "ctxaudit", "audit", "--target", "ledger",
+               "--out", str(tmp_path / "reports")], REPO, CTXAUDIT_CACHE=str(cache))  # fmt: skip
+    assert got.returncode == 2, got.stderr
+    (line,) = got.stderr.splitlines()
+    assert line.startswith(f"ctxaudit: CTXAUDIT_CACHE {cache}: cannot hold the targets'"), line
+    assert not (tmp_path / "reports").exists()
+
+
 @pytest.mark.fault("unknown-version")
 def test_an_unknown_release_is_a_short_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """pip lists every release it knows (langchain: 530, a 4.7 KB line); the error names

@@ -27,7 +27,6 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
-import os
 import re
 import shutil
 import sys
@@ -37,14 +36,13 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxaudit import procs
-from ctxaudit.paths import REPO_ROOT
+from ctxaudit import paths, procs
 from ctxaudit.targets.base import TargetError as TargetError  # re-exported
 from ctxaudit.targets.pip_errors import pip_reason
 
 PINNED = "0.17.1"
 
-CACHE = Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache")) / "gitreins"
+CACHE = paths.target_cache() / "gitreins"
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*([abc]|rc|\.post|\.dev)?\d*$")
 _REQUIRED = ("engine/eval_cap.py", "engine/evaluator.py", "engine/llm.py")
 

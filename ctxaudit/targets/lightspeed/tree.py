@@ -37,7 +37,7 @@ from typing import Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ctxaudit.paths import REPO_ROOT
+from ctxaudit import paths
 from ctxaudit.targets.uvenv import file_lock as file_lock  # re-exported
 
 NAME = "lightspeed-stack"
@@ -84,7 +84,7 @@ class LightspeedTree:
 
 def cache_root() -> Path:
     """``.cache/lightspeed`` (under ``$CTXAUDIT_CACHE`` when set)."""
-    return Path(os.environ.get("CTXAUDIT_CACHE", REPO_ROOT / ".cache")) / "lightspeed"
+    return paths.target_cache() / "lightspeed"
 
 
 def repo_from(option: str | None) -> Path | None:
