@@ -147,19 +147,26 @@ def _unwritable(tmp_path: Path) -> Path:
 
 
 @pytest.mark.fault("bad-out")
-@pytest.mark.parametrize("kind", ["a file", "under a file", "not writable"])
+@pytest.mark.parametrize(
+    ("kind", "option"),
+    [("a file", "--out"), ("under a file", "--out"), ("not writable", "--out"),
+     ("a name too long", "--out"), ("a name too long", "--junit-xml")],
+)  # fmt: skip
 def test_a_bad_out_is_refused_before_anything_runs(
-    audit_toy: Callable[..., Run], kind: str, tmp_path: Path
+    audit_toy: Callable[..., Run], kind: str, option: str, tmp_path: Path
 ) -> None:
     file = tmp_path / "file"
     file.write_text("not a folder\n")
     out = {"a file": file, "under a file": file / "reports",
-           "not writable": _unwritable(tmp_path)}[kind]  # fmt: skip
-    run = audit_toy("1.0", args=("--out", str(out)))
+           "not writable": _unwritable(tmp_path),
+           "a name too long": tmp_path / ("x" * 300)}[kind]  # fmt: skip
+    path = out if option == "--out" else out / "junit.xml"
+    run = audit_toy("1.0", args=(option, str(path)))
     code, stdout, stderr = run.finish(within=120)
     assert code == 2, f"{stdout}\n{stderr}"
     lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and f"--out {out}" in lines[0], stderr
+    assert len(lines) == 1 and f"{option} {path}" in lines[0], stderr
+    assert "Traceback" not in stderr and "could not write" not in stderr, stderr
     assert "target version(s)" not in stdout  # nothing ran
     assert not (tmp_path / "steps").exists()
 

@@ -151,11 +151,11 @@ def empty_spec(specs: list[str]) -> str | None:
 def check_out(out: Path) -> str | None:
     """Why ``--out`` cannot take the reports (None when it can): it must be a folder, or
     one that can be made, and writable. Makes the folder."""
-    if out.exists() and not out.is_dir():
-        return f"--out {out}: not a folder"
     try:
+        if out.exists() and not out.is_dir():
+            return f"--out {out}: not a folder"
         out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+    except OSError as exc:  # a name too long, a parent that is a file, /proc
         return f"--out {out}: cannot make the folder ({exc.strerror or exc})"
     try:
         fd, probe = tempfile.mkstemp(prefix=".ctxaudit-probe-", dir=out)
@@ -171,9 +171,9 @@ def check_file(option: str, path: Path | None) -> str | None:
     for): not a folder, and in a folder that is there or can be made."""
     if path is None:
         return None
-    if path.is_dir():
-        return f"{option} {path}: a folder, not a file"
     try:
+        if path.is_dir():
+            return f"{option} {path}: a folder, not a file"
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return f"{option} {path}: cannot make its folder ({exc.strerror or exc})"
