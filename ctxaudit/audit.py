@@ -129,13 +129,8 @@ def run_target(
         )
     except Exception as exc:  # noqa: BLE001 - an environment that does not build, a bug
         # of ours: the suite never ran, so nothing is known of the target
-        report = TargetReport(
-            target.kind, target.version, target.spec, profile, seed,
-            round(time.monotonic() - started, 1), exit_status=2,
-        )  # fmt: skip
         why = f"ctxaudit could not run the suite: {type(exc).__name__}: {exc}"
-        report.unchecked.append({"nodeid": "-", "properties": list(kind.properties), "why": why})
-        judge(report, dict(kind.properties))
+        report = unchecked_report(target, profile, seed, time.monotonic() - started, why)
         write_reports(report, out_root)
         return report
     report = TargetReport(
@@ -163,6 +158,21 @@ def run_target(
         only = os.environ.get("CTXAUDIT_FIXES") == "0"
         run_fix_audit(target, report, out_root, phase("fixes"), fixed_seeds, only)
     write_reports(report, out_root)
+    return report
+
+
+def unchecked_report(
+    target: Target, profile: str, seed: int | None, elapsed: float, why: str
+) -> TargetReport:
+    """The report of a version ctxaudit could not check at all, and why: every property
+    could-not-check, nothing held or failed."""
+    kind = targets.get(target.kind)
+    report = TargetReport(
+        target.kind, target.version, target.spec, profile, seed, round(elapsed, 1),
+        exit_status=2,
+    )  # fmt: skip
+    report.unchecked.append({"nodeid": "-", "properties": list(kind.properties), "why": why})
+    judge(report, dict(kind.properties))
     return report
 
 
@@ -276,9 +286,33 @@ def write_reports(report: TargetReport, out_root: Path) -> Path:
     payload["outcome"] = report.outcome
     payload.pop("tests")
     payload["tests"] = [{k: v for k, v in t.items() if k != "longrepr"} for t in report.tests]
-    atomic.write_text(out / "findings.json", json.dumps(payload, indent=2) + "\n")
-    atomic.write_text(out / "findings.md", render_markdown(report))
+    # both or neither: a findings.md never sits beside another run's findings.json
+    atomic.write_texts(
+        {
+            out / "findings.json": json.dumps(payload, indent=2) + "\n",
+            out / "findings.md": render_markdown(report),
+        }
+    )
     return out
+
+
+def replace_with_unchecked(report: TargetReport, out_root: Path) -> str | None:
+    """Put ``report`` (:func:`unchecked_report`: a version this run could not finish)
+    where the version's reports go, so that none claims a verdict this run did not
+    reach (an earlier run's, say). Where it cannot be written, the earlier reports are
+    removed; why neither could be done, or None."""
+    try:
+        write_reports(report, out_root)
+        return None
+    except OSError:
+        pass
+    folder = out_root / f"{report.target}-{report.version}"
+    for name in ("findings.json", "findings.md"):  # the JSON first: the matrix reads it
+        try:
+            (folder / name).unlink(missing_ok=True)
+        except OSError as exc:
+            return f"{folder / name} could not be removed ({exc.strerror or exc})"
+    return None
 
 
 def render_markdown(report: TargetReport) -> str:

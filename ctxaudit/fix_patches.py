@@ -105,12 +105,13 @@ def staged(report: Any, version_dir: Path) -> Iterator[None]:
                 continue
             copy = version_dir / STAGING / shared.name
             copy.parent.mkdir(parents=True, exist_ok=True)
+            copies.append(copy)  # before the copy: a half-made one goes too
             shutil.copyfile(shared, copy)
-            copies.append(copy)
         yield
     finally:
         for copy in copies:
-            copy.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                copy.unlink(missing_ok=True)
         _remove_if_empty(version_dir / STAGING)
 
 
@@ -229,5 +230,6 @@ def _claimed(out_root: Path) -> set[Path]:
 
 
 def _remove_if_empty(path: Path) -> None:
-    if path.is_dir() and not any(path.iterdir()):
-        path.rmdir()
+    with contextlib.suppress(OSError):  # what cannot be removed is only left empty
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()

@@ -4,6 +4,8 @@ them again when any part of the key changes."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import textwrap
 from collections.abc import Iterator
@@ -324,3 +326,32 @@ def test_the_console_line_says_a_run_was_made_with_other_test_libraries() -> Non
     report.environment = {"hypothesis": "6.100.0"}
     assert summary(report).endswith(" · ran with hypothesis 6.100.0 (ctxaudit pins "
                                     f"{environment.pinned()['hypothesis']})")  # fmt: skip
+
+
+@pytest.mark.fault("cache-write-fails")
+def test_a_step_that_cannot_be_cached_keeps_its_verdict(
+    toy: Toy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Staging a version's files for the step cache fails (a full disk): the verdict
+    stands, as the reports say it (never could-not-check beside a written report), and
+    the run says in one line that the step was not cached."""
+    from ctxaudit import fix_patches
+
+    @contextlib.contextmanager
+    def full_disk(report: object, version_dir: Path) -> Iterator[None]:
+        raise OSError(errno.ENOSPC, "No space left on device", str(version_dir / "fixes"))
+        yield
+
+    monkeypatch.setattr(fix_patches, "staged", full_disk)
+    assert audit(tmp_path, "--seed", "3") == 0
+    out, err = capsys.readouterr()
+    assert "COULD NOT CHECK" not in out
+    said = [ln for ln in err.splitlines() if "not cached" in ln]
+    assert said == [
+        f"ctxaudit: step properties of toy-cached-1.0 not cached: "
+        f"{tmp_path / 'out' / 'toy-cached-1.0' / 'fixes'} (No space left on device)"
+    ]
+    report = json.loads((tmp_path / "out" / "toy-cached-1.0" / "findings.json").read_text())
+    assert report["verdicts"] == {"T1": "holds"}
+    assert audit(tmp_path, "--seed", "3") == 0
+    assert runs(tmp_path) == 2  # nothing was stored to reuse

@@ -3,6 +3,7 @@ version, one pytest process each, ``--jobs`` at a time."""
 
 from __future__ import annotations
 
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING
@@ -34,8 +35,8 @@ def properties_phase(run: AuditRun) -> None:
             try:
                 report = run.reports[target.label] = fut.result()
             except Exception as exc:  # ctxaudit's own error: never a verdict on the target
-                run.show.line(f"{run.heads[target.label]}: COULD NOT CHECK: ctxaudit's own "
-                              f"error: {type(exc).__name__}: {one_line(exc)}")  # fmt: skip
+                run.show.line(f"{run.heads[target.label]}: COULD NOT CHECK: "
+                              f"{own_error(exc, run, target)}")  # fmt: skip
                 run.unchecked = True
                 continue
             run.show.line(
@@ -51,6 +52,23 @@ def properties_phase(run: AuditRun) -> None:
             )
     finally:  # interrupted: the versions not started never start
         pool.shutdown(wait=not procs.interrupted(), cancel_futures=True)
+
+
+def own_error(exc: Exception, run: AuditRun, target: Described) -> str:
+    """What kept ctxaudit from finishing a version (a report it could not write, or its
+    own error), in one line. The version's report then says could-not-check, so that
+    none claims a verdict this run did not reach (an earlier run's)."""
+    from ctxaudit import audit
+
+    if isinstance(exc, OSError) and exc.filename:
+        where = exc.filename2 or exc.filename  # a rename into place names it second
+        why = f"could not write {where} ({exc.strerror or exc})"
+    else:
+        why = f"ctxaudit's own error: {type(exc).__name__}: {one_line(exc)}"
+    options = run.options
+    report = audit.unchecked_report(target, options.profile, run.seed, 0.0, why)
+    left = audit.replace_with_unchecked(report, options.out)
+    return why + (f"; an earlier run's report stays: {left}" if left else "")
 
 
 def properties_of(run: AuditRun, target: Described) -> TargetReport:
@@ -79,8 +97,12 @@ def properties_of(run: AuditRun, target: Described) -> TargetReport:
             target, options.profile, run.seed, options.out, progress, fixed_seeds=fixed_seeds
         )
         procs.check()  # interrupted as it finished: claim nothing, cache nothing
-        with fix_patches.staged(report, options.out / target.label):  # the cache keeps them
-            run.steps.store_properties(key, report, options.out)
+        try:
+            with fix_patches.staged(report, options.out / target.label):  # the cache keeps them
+                run.steps.store_properties(key, report, options.out)
+        except OSError as exc:  # the verdict stands, written; only its reuse is lost
+            print(f"ctxaudit: step properties of {target.label} not cached: "
+                  f"{exc.filename or ''} ({exc.strerror or exc})", file=sys.stderr)  # fmt: skip
         if report.fixed:
             run.clock.target(target.label).fixes_s = report.fixed.get("elapsed_s")
         return report

@@ -4,9 +4,13 @@ refers to pruned; the step cache's copies of them staged and settled."""
 
 from __future__ import annotations
 
+import errno
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
 
 from ctxaudit import fix_patches, result_cache
 from ctxaudit.fixaudit import FixAuditOptions, fix_audit
@@ -107,3 +111,28 @@ def test_the_step_cache_keeps_a_version_s_shared_patches(tmp_path: Path) -> None
     assert (again / link).read_text() == "the fix\n"
     assert (again / combined).read_text() == "all fixes\n"
     assert not (again / "fixes").exists()
+
+
+@pytest.mark.fault("staging-left")
+def test_staging_that_fails_midway_leaves_no_fixes_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy that fails half-written (a full disk) raises for the caller to say, and
+    leaves nothing in ``fixes/``: neither the copies made nor the half-written one."""
+    link = fix_patches.write(tmp_path, "toy", "X", "the fix\n")
+    combined = fix_patches.write(tmp_path, "toy", "combined", "all fixes\n")
+    r = SimpleNamespace(fixes=[{"id": "X", "patch": link}], fixed={"combined_patch": combined})
+    version = tmp_path / "toy-1.0"
+    version.mkdir()
+    copy = shutil.copyfile
+
+    def full_disk(src: Path, dst: Path) -> Path:
+        if Path(dst).name == Path(combined).name:  # the second copy: half, then full
+            Path(dst).write_text("all f")
+            raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+        return Path(copy(src, dst))
+
+    monkeypatch.setattr(fix_patches.shutil, "copyfile", full_disk)
+    with pytest.raises(OSError), fix_patches.staged(r, version):
+        pass
+    assert not (version / "fixes").exists()

@@ -100,6 +100,38 @@ def test_a_report_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path, 
     assert len(said) == 1 and name in said[0], err
 
 
+@pytest.mark.fault("report-cannot-be-replaced")
+@pytest.mark.parametrize("kind", ["a folder", "immutable"])
+def test_a_version_report_that_cannot_be_replaced_leaves_no_verdict_of_this_run(
+    tmp_path: Path, kind: str
+) -> None:
+    """The version's findings.md cannot be replaced: the console says so for that
+    version (could not check, exit 2), and nothing in the report folder claims this
+    run's verdict: no new findings.json beside the old findings.md, no leftovers."""
+    version = tmp_path / "reports" / "toy-1.0"
+    if kind == "a folder":
+        (version / "findings.md").mkdir(parents=True)
+    else:
+        code, _, err = _audit(tmp_path, "")  # an earlier run's reports: holds
+        assert code == 0, err
+        made = subprocess.run(["chattr", "+i", str(version / "findings.md")],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+        if made.returncode != 0:
+            pytest.skip(f"files cannot be made immutable here: {made.stderr.strip()}")
+    try:
+        code, out, err = _audit(tmp_path, "", TOY_BREAK="1.0")  # this run: T1 fails
+    finally:
+        subprocess.run(["chattr", "-i", str(version / "findings.md")], capture_output=True,
+                       check=False)  # fmt: skip
+    assert code == 2, err
+    assert "Traceback" not in err, err
+    (line,) = [ln for ln in out.splitlines() if "toy-1.0:" in ln and "[1/1]" in ln]
+    assert f"COULD NOT CHECK: could not write {version / 'findings.md'}" in line, line
+    assert not (version / "findings.json").exists()  # the earlier one withdrawn with it
+    assert "toy 1.0" not in (tmp_path / "reports" / "matrix.md").read_text()
+    assert sorted(p.name for p in version.iterdir()) == ["findings.md"]  # no staging left
+
+
 @pytest.mark.fault("foreign-fixes")
 def test_another_versions_report_with_malformed_fixes_is_no_crash(tmp_path: Path) -> None:
     other = tmp_path / "reports" / "toy-0.9"

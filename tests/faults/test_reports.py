@@ -163,3 +163,26 @@ def test_a_reader_polling_during_rewrites_never_sees_a_partial_matrix(tmp_path: 
     writer.join()
     assert reads > 100
     assert partial == [], f"{len(partial)} partial reads of {reads}: {partial[:5]}"
+
+
+@pytest.mark.fault("report-pair")
+@pytest.mark.parametrize("fails", ["first", "second"])
+def test_a_report_pair_is_replaced_together_or_not_at_all(tmp_path: Path, fails: str) -> None:
+    """``atomic.write_texts``: when one file of the pair cannot be put in place (here a
+    folder stands there), the other keeps what it held, or is not made; nothing of the
+    new files stays beside them."""
+    from ctxaudit import atomic
+
+    first, second = tmp_path / "findings.json", tmp_path / "findings.md"
+    (first if fails == "first" else second).mkdir()
+    (second if fails == "first" else first).write_text("earlier\n")
+    with pytest.raises(OSError) as raised:
+        atomic.write_texts({first: "new json\n", second: "new md\n"})
+    assert raised.value.filename == str(first if fails == "first" else second)
+    kept = second if fails == "first" else first
+    assert kept.read_text() == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["findings.json", "findings.md"]
+    (first if fails == "first" else second).rmdir()
+    atomic.write_texts({first: "new json\n", second: "new md\n"})
+    assert (first.read_text(), second.read_text()) == ("new json\n", "new md\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["findings.json", "findings.md"]
