@@ -28,12 +28,12 @@ import pytest
 
 from ctxaudit import replay, targets
 from ctxaudit.fixaudit import FixAuditOptions, fix_audit
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.suite_run import run_pytest
 from ctxaudit.target_report import TargetReport, judge
 from ctxaudit.targets.base import Described, known_entry
 from ctxaudit.targets.lightspeed import findings as lsfindings
 from ctxaudit.targets.lightspeed.target import FINDINGS_TESTS, INENV
-from ctxaudit.targets.lightspeed.tree import REPO_ROOT
 
 KEPT_IN = "LS-HANGUP-TURN-LOST"
 #: a test that skips on main (not registered there): the "fully fixed" run, cheap

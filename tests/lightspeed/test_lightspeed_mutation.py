@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit.targets.lightspeed.tree import REPO_ROOT
+from ctxaudit.paths import REPO_ROOT
 from mutation import catalogue
 
 pytestmark = pytest.mark.lightspeed

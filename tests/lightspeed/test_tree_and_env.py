@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.lightspeed import env as lsenv
 from ctxaudit.targets.lightspeed import tree as lstree
 from ctxaudit.targets.lightspeed.env import EnvError, LightspeedEnv
@@ -712,8 +713,8 @@ def test_child_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = LightspeedEnv(root, root / "venv/bin/python", "abc", None, 1, tmp_path / "tables")
     child = lsenv.child_environ(env, tree)
     assert child["TIKTOKEN_CACHE_DIR"] == str(tmp_path / "tables")
-    assert child["PYTHONPATH"] == os.pathsep.join([str(tree.root / "src"), str(lstree.REPO_ROOT)])
-    assert (lstree.REPO_ROOT / "ctxaudit").is_dir() and (lstree.REPO_ROOT / "model").is_dir()
+    assert child["PYTHONPATH"] == os.pathsep.join([str(tree.root / "src"), str(REPO_ROOT)])
+    assert (REPO_ROOT / "ctxaudit").is_dir() and (REPO_ROOT / "model").is_dir()
     assert child["PATH"].split(os.pathsep)[0] == str(root / "venv/bin")
     assert child["VIRTUAL_ENV"] == str(root / "venv")
     assert child["OPENAI_API_KEY"] != "sk-real"
