@@ -98,6 +98,15 @@ def _tail(output: str, lines: int = 5) -> str:
     return " | ".join(output.strip().splitlines()[-lines:]) or "(no output)"
 
 
+def suite_error(errors: Sequence[str], output: str) -> str:
+    """Why a suite did not run, in one line: its first collection error (the exception
+    and where it was raised), else the end of pytest's output."""
+    if not errors:
+        return _tail(output)
+    more = f" (and {len(errors) - 1} more collection error(s))" if len(errors) > 1 else ""
+    return errors[0] + more
+
+
 def run_target(
     target: Target,
     profile: str,
@@ -124,9 +133,11 @@ def run_target(
         env = {"CTXAUDIT_FINDINGS": affecting} if kind.excludes_known else {}
         reached: list[dict[str, Any]] = []
         ran_in: dict[str, str] = {}
+        errors: list[str] = []
         status, tests, output, elapsed = run_pytest(
-            target, list(kind.suites), profile, seed, env, phase("properties"), reached, ran_in
-        )
+            target, list(kind.suites), profile, seed, env, phase("properties"), reached, ran_in,
+            errors,
+        )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - an environment that does not build, a bug
         # of ours: the suite never ran, so nothing is known of the target
         why = f"ctxaudit could not run the suite: {type(exc).__name__}: {exc}"
@@ -147,7 +158,7 @@ def run_target(
         environment=ran_in,
     )
     if status not in (0, 1) or not tests:
-        why = f"the suite did not run (pytest exit {status}): {_tail(output)}"
+        why = f"the suite did not run (pytest exit {status}): {suite_error(errors, output)}"
         report.unchecked.append({"nodeid": "-", "properties": list(kind.properties), "why": why})
     judge(report, dict(kind.properties))
     # a tree ctxaudit could not drive at all has nothing a fix could be verified against

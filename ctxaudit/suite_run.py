@@ -66,11 +66,13 @@ def run_pytest(
     ticker: Ticker | None = None,
     shapes_out: list[dict[str, Any]] | None = None,
     environment_out: dict[str, str] | None = None,
+    errors_out: list[str] | None = None,
 ) -> tuple[int, list[dict[str, Any]], str, float]:
     """Run pytest on ``paths`` for ``target`` in a fresh process (under the python and
     environment the target's suites run in); ``shapes_out`` takes the shape coverage
     the suites counted (:mod:`ctxaudit.shapes`), ``environment_out`` what the process
-    imported and the import variables it ran with (:mod:`ctxaudit.environment`)."""
+    imported and the import variables it ran with (:mod:`ctxaudit.environment`),
+    ``errors_out`` each collection error in one line (its exception, where raised)."""
     kind = targets.get(target.kind)
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         results = Path(tmp) / "results.json"
@@ -99,6 +101,8 @@ def run_pytest(
             environment_out.update(environment.variables(env))
         if shapes_out is not None:
             shapes_out.extend(shapes.load(Path(env["CTXAUDIT_SHAPES"])))
+        if errors_out is not None:
+            errors_out.extend(str(e.get("why")) for e in payload.get("collect_errors", []))
     return status, tests, output, elapsed
 
 

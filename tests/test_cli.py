@@ -199,12 +199,17 @@ def test_the_pinned_gitreins_and_its_version_are_one_target() -> None:
         ({}, 0, ["[1/2] toy-1.0: properties hold", "[2/2] toy-2.0: properties hold"], []),
         ({"TOY_BREAK": "2.0"}, 1, ["[2/2] toy-2.0: FAILS T1"], ["COULD NOT CHECK"]),
         ({"TOY_BROKEN": "2.0"}, 2,
-         ["[2/2] toy-2.0: COULD NOT CHECK: the suite did not run (pytest exit"],
-         ["FAILS"]),
+         ["[2/2] toy-2.0: COULD NOT CHECK: the suite did not run (pytest exit 2): "
+          "RuntimeError: the toy harness is broken (raised at "],
+         ["FAILS", "error during collection"]),
+        ({"TOY_MISSING": "2.0"}, 2,
+         ["[2/2] toy-2.0: COULD NOT CHECK: the suite did not run (pytest exit 2): "
+          "ModuleNotFoundError: No module named 'toy_runtime_not_installed' (raised at "],
+         ["FAILS", "error during collection"]),
         ({"TOY_BREAK": "1.0", "TOY_BROKEN": "2.0"}, 2,
          ["[1/2] toy-1.0: FAILS T1", "[2/2] toy-2.0: COULD NOT CHECK:"], ["suite error"]),
     ],
-    ids=["holds", "fails", "could-not-check", "fails-and-could-not-check"],
+    ids=["holds", "fails", "could-not-check", "not-installed", "fails-and-could-not-check"],
 )  # fmt: skip
 def test_the_line_and_exit_code_of_each_outcome(
     audit_toy: Callable[..., Run], env: dict[str, str], code: int, says: list[str], never: list[str]
@@ -217,8 +222,10 @@ def test_the_line_and_exit_code_of_each_outcome(
     for text in never:
         assert text not in out, out
     matrix = (run.out / "matrix.md").read_text()
-    if "TOY_BROKEN" in env:
+    if "TOY_BROKEN" in env or "TOY_MISSING" in env:
         assert "could not check" in matrix and "COULD NOT CHECK: the suite did not run" in matrix
+        cause = "RuntimeError" if "TOY_BROKEN" in env else "ModuleNotFoundError"
+        assert cause in (run.out / "toy-2.0" / "findings.md").read_text()
 
 
 def test_a_mutation_run_that_could_not_run_exits_2(

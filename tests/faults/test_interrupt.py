@@ -86,6 +86,8 @@ import pytest
 
 if os.environ.get("TOY_BROKEN") == os.environ["TOY_VERSION"]:  # the suite does not run
     raise RuntimeError("the toy harness is broken")
+if os.environ.get("TOY_MISSING") == os.environ["TOY_VERSION"]:  # a runtime not installed
+    import toy_runtime_not_installed
 
 
 @pytest.mark.properties("T1")
