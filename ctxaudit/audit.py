@@ -297,6 +297,10 @@ def write_reports(report: TargetReport, out_root: Path) -> Path:
     payload["outcome"] = report.outcome
     payload.pop("tests")
     payload["tests"] = [{k: v for k, v in t.items() if k != "longrepr"} for t in report.tests]
+    # each known finding's command, as the matrix prints it
+    payload["known"] = [
+        {**k, "reproduce": report.printed(reproduce_command(report, k))} for k in report.known
+    ]
     # both or neither: a findings.md never sits beside another run's findings.json
     atomic.write_texts(
         {
@@ -335,6 +339,7 @@ def render_markdown(report: TargetReport) -> str:
         names=dict(kind.properties),
         heading=heading,
         rerun=lambda nodeid: rerun_command(report, nodeid),
+        reproduce=lambda known: reproduce_command(report, known),
         registry=kind.findings_registry,
     )
 
@@ -355,6 +360,15 @@ def rerun_command(report: TargetReport, nodeid: str) -> str:
     recorded = {k: v for k, v in report.environment.items() if k in IMPORT_VARIABLES}
     lead = assignments(recorded)
     return f"{lead} {cmd}" if lead else cmd
+
+
+def reproduce_command(report: TargetReport, known: Mapping[str, Any]) -> str:
+    """The command that runs a known finding's regression test against this version (in
+    its environment, where the target has one: ``tests/inenv_route.py``), with the
+    finding assumed registered for it; it passes while the finding reproduces."""
+    kind = targets.get(report.target)
+    args = " ".join(kind.rerun_args(str(known["repro"]), report.spec))
+    return f"CTXAUDIT_FINDINGS={known['id']} CTXAUDIT_PROFILE=ci bin/ctxaudit test {args}"
 
 
 def pick_seed(profile: str, seed: int | None) -> int | None:

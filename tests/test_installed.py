@@ -285,6 +285,17 @@ def test_a_pypi_target_and_the_printed_commands_run_from_the_wheel(
     assert ours.is_file(), mine.stdout[-2000:] + mine.stderr[-2000:]
     assert json.loads(theirs.read_text())["verdicts"] == json.loads(ours.read_text())["verdicts"]
     assert json.loads(theirs.read_text())["seed"] == 0
+    # a known finding's reproduction, as findings.md prints it: its regression test runs
+    # in the release's environment and passes (the finding reproduces)
+    affecting = [k for k in json.loads(theirs.read_text())["known"] if k["affects"]]
+    assert affecting, theirs.read_text()[:2000]
+    command = affecting[0]["reproduce"]
+    assert command.split(" ctxaudit test ", 1)[0].startswith("CTXAUDIT_FINDINGS="), command
+    assert f"`{command}`" in (theirs.parent / "findings.md").read_text()
+    reproduced = subprocess.run(["bash", "-c", command], cwd=project, env=env,
+                                capture_output=True, text=True, check=False)  # fmt: skip
+    assert reproduced.returncode == 0, reproduced.stdout[-3000:] + reproduced.stderr[-2000:]
+    assert "1 passed" in reproduced.stdout, reproduced.stdout[-3000:]
 
     # a broken gitreins tree: a new finding, its rerun command, the replay it prints
     broken = subprocess.run(

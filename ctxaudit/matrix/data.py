@@ -71,6 +71,9 @@ class KnownFinding:
     registered: bool
     affects: bool
     could_not_check: str = ""  # why its check said neither (then ``affects`` is False)
+    #: the command that runs its regression test on the version (passes while it
+    #: reproduces); a report of an older ctxaudit has none: its node id is shown
+    reproduce: str = ""
 
 
 @dataclass(frozen=True)

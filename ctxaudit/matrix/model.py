@@ -196,6 +196,7 @@ def _known(data: dict[str, Any]) -> list[KnownFinding]:
             registered=bool(k.get("registered")),
             affects=bool(k.get("affects")) and not k.get("could_not_check"),
             could_not_check=_s(k, "could_not_check"),
+            reproduce=_s(k, "reproduce"),
         )
         for k in _entries(data, "known")
     ]

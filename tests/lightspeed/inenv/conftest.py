@@ -1,9 +1,9 @@
 """Tests that run inside a lightspeed-stack tree's own Python 3.12 environment.
 
-``tests/lightspeed/test_lightspeed.py`` builds the environment and runs this
-folder there, with ``CTXAUDIT_LIGHTSPEED_TREE`` naming the tree and its
-``src`` on ``sys.path``. Run anywhere else (ctxaudit's own interpreter), the
-folder collects nothing.
+``tests/lightspeed/test_lightspeed.py`` builds the environment and runs this folder
+there, with ``CTXAUDIT_LIGHTSPEED_TREE`` naming the tree and its ``src`` on
+``sys.path``. Asked for from ctxaudit's own interpreter (a report's command), it runs
+there (``tests/inenv_route.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.inenv_route import route
+
 TREE = os.environ.get("CTXAUDIT_LIGHTSPEED_TREE", "")
 if not TREE:
     collect_ignore_glob = ["*.py"]
+
+
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """Asked for from ctxaudit's own interpreter (a report's command): run there."""
+    return route(config, "lightspeed-stack", Path(__file__).parent, "CTXAUDIT_LIGHTSPEED_TREE")
 
 
 @pytest.fixture(scope="session")

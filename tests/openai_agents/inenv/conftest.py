@@ -2,20 +2,29 @@
 
 ``tests/openai_agents/test_openai_agents.py`` (and the audit) build the environment and
 run this folder there, with ``CTXAUDIT_OPENAI_AGENTS_TREE`` naming the tree (first on
-``sys.path``) and ``CTXAUDIT_OPENAI_AGENTS_VERSION`` its version. Run anywhere else
-(ctxaudit's own interpreter), the folder collects nothing.
+``sys.path``) and ``CTXAUDIT_OPENAI_AGENTS_VERSION`` its version. Asked for from
+ctxaudit's own interpreter (a report's command), it runs there:
+``tests/inenv_route.py``.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+from tests.inenv_route import route
 
 TREE = os.environ.get("CTXAUDIT_OPENAI_AGENTS_TREE", "")
 VERSION = os.environ.get("CTXAUDIT_OPENAI_AGENTS_VERSION", "")
 if not TREE:
     collect_ignore_glob = ["*.py"]
+
+
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """Asked for from ctxaudit's own interpreter (a report's command): run there."""
+    return route(config, "openai-agents", Path(__file__).parent, "CTXAUDIT_OPENAI_AGENTS_TREE")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
