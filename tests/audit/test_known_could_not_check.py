@@ -25,7 +25,9 @@ def report() -> TargetReport:
 
 
 def test_findings_md_says_could_not_check_with_the_reason() -> None:
-    text = render("findings.md.j2", r=report(), names={}, heading=str, rerun=str, reproduce=str, registry="x")
+    text = render(
+        "findings.md.j2", r=report(), names={}, heading=str, rerun=str, reproduce=str, registry="x"
+    )
     line = next(ln for ln in text.splitlines() if ln.startswith("- X-ONE"))
     assert "could not check" in line and "pytest exit 4" in line
     assert "does not reproduce" not in line
