@@ -48,7 +48,9 @@ def test_findings_md_shows_each_table_and_its_gaps() -> None:
     shapes.declare("fold: holds × did", ("holds", ("late", "pending")), ("did", ("fold",)))
     shapes.reached("fold: holds × did", "late", "fold")
     report = TargetReport("ledger", "0.1.0", "ledger", "ci", 0, 1.0, 0, shapes=shapes.snapshot())
-    text = render("findings.md.j2", r=report, names={}, heading=str, rerun=str, reproduce=str, registry=None)
+    text = render(
+        "findings.md.j2", r=report, names={}, heading=str, rerun=str, reproduce=str, registry=None
+    )
     section = text[text.index("## Shape coverage") :]
     assert "| late | 1 |" in section and "| pending | **0** |" in section
     assert "Gaps (1): pending × fold." in section
