@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import sys
 import tempfile
 import time
@@ -31,7 +32,7 @@ from ctxaudit.environment import IMPORT_VARIABLES, assignments
 from ctxaudit.mutation_audit import MutationOptions as MutationOptions  # re-exported
 from ctxaudit.mutation_audit import run_mutation as run_mutation  # re-exported
 from ctxaudit.suite import REPO as REPO_ROOT
-from ctxaudit.suite_run import Ticker, run_pytest
+from ctxaudit.suite_run import Ticker, rootdir_of, run_pytest
 from ctxaudit.target_report import Finding as Finding  # re-exported
 from ctxaudit.target_report import TargetReport, heading, judge
 from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
@@ -349,7 +350,7 @@ def rerun_command(report: TargetReport, nodeid: str) -> str:
     where the target's suites leave them out, the same known findings' regions)."""
     kind = targets.get(report.target)
     cmd = f"CTXAUDIT_PROFILE={report.profile} bin/ctxaudit test "
-    cmd += " ".join(kind.rerun_args(nodeid, report.spec))
+    cmd += " ".join(_test_args(kind, nodeid, report.spec))
     if kind.excludes_known:
         affecting = ",".join(k["id"] for k in report.known if k["affects"])
         cmd = f"CTXAUDIT_FINDINGS={affecting or 'none'} {cmd}"
@@ -367,8 +368,19 @@ def reproduce_command(report: TargetReport, known: Mapping[str, Any]) -> str:
     its environment, where the target has one: ``tests/inenv_route.py``), with the
     finding assumed registered for it; it passes while the finding reproduces."""
     kind = targets.get(report.target)
-    args = " ".join(kind.rerun_args(str(known["repro"]), report.spec))
+    args = " ".join(_test_args(kind, str(known["repro"]), report.spec))
     return f"CTXAUDIT_FINDINGS={known['id']} CTXAUDIT_PROFILE=ci bin/ctxaudit test {args}"
+
+
+def _test_args(kind: targets.Target, nodeid: str, spec: str) -> list[str]:
+    """``bin/ctxaudit test`` arguments that run one test of ``kind``'s suites from any
+    folder: a suite outside ctxaudit's files (a target package's own) has its node ids
+    counted from its own folder, so the test is named by its whole path and counted
+    from there (as the audit ran it)."""
+    root = rootdir_of(list(kind.suites))
+    if root is None:
+        return kind.rerun_args(nodeid, spec)
+    return [*kind.rerun_args(str(root / nodeid), spec), shlex.quote(f"--rootdir={root}")]
 
 
 def pick_seed(profile: str, seed: int | None) -> int | None:

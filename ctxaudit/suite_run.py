@@ -85,7 +85,7 @@ def run_pytest(
         cmd += ["--show-capture=no", "--tb=long"]
         cmd += [f"--ignore={p}" for p in _not_per_target()]
         cmd += kind.suite_args(target.spec)
-        root = _rootdir(paths)
+        root = rootdir_of(paths)
         if root is not None:
             cmd.append(f"--rootdir={root}")
         if seed is not None:
@@ -106,7 +106,7 @@ def run_pytest(
     return status, tests, output, elapsed
 
 
-def _rootdir(paths: Sequence[str]) -> Path | None:
+def rootdir_of(paths: Sequence[str]) -> Path | None:
     """Where the node ids of suites that live outside ctxaudit's files (a target
     package's own) are counted from: the folder that holds them all. Without it pytest
     counts from the common folder of them and of where it runs, so a test's id (and a

@@ -26,8 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: the harness's code: a counter with a cap, and the property T1 (the cap holds)
 CODE = '''
+import os
+
+
 def over(count, cap):
     """The cap is reached when the count is at or above it."""
+    if os.environ.get("TOYHARNESS_BREAK"):  # a planted bug: the cap itself passes
+        return count > cap
     return count >= cap
 '''
 
@@ -113,7 +118,8 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setattr(targets, "_plugins_read", False)
     yield home
     targets.unregister("toyharness")
-    sys.modules.pop("toycode", None)
+    for name in ("toycode", "toyharness", "toyharness.target"):  # the next test's are new
+        sys.modules.pop(name, None)
 
 
 def test_an_installed_target_is_listed_resolved_and_takes_its_options(installed: Path) -> None:
@@ -142,3 +148,28 @@ def test_an_installed_target_is_audited_and_mutated(installed: Path, tmp_path: P
     statuses = {m["status"] for m in files["toycode/__init__.py"]["mutants"]}
     assert "Killed" in statuses, statuses  # the >= boundary's mutant is caught by T1
     assert (out / "mutation.md").is_file()
+
+
+def test_a_finding_of_an_installed_target_reruns_as_printed(
+    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The target's suite lives in its own folder: the rerun the report prints names
+    the test whole and counts node ids from there, so that it runs from another folder
+    and fails as the audit did (not "file or directory not found", not a pass)."""
+    monkeypatch.setenv("TOYHARNESS_BREAK", "1")
+    (target,) = audit.parse_target("toyharness")
+    report = audit.run_target(target, "ci", 0, tmp_path / "reports")
+    assert report.verdicts == {"T1": "fails"}
+    md = (tmp_path / "reports" / "toyharness-1.0" / "findings.md").read_text()
+    reruns = [
+        ln.split("Rerun: `", 1)[1].split("`")[0] for ln in md.splitlines() if "Rerun: `" in ln
+    ]
+    assert reruns, md
+    assert f"--rootdir={installed / 'suite'}" in reruns[0], reruns[0]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    command = reruns[0].replace("bin/ctxaudit", str(ROOT / "bin" / "ctxaudit"), 1)
+    rerun = subprocess.run(["bash", "-c", command], cwd=elsewhere, capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert rerun.returncode == 1, rerun.stdout[-3000:] + rerun.stderr[-2000:]
+    assert "1 failed" in rerun.stdout, rerun.stdout[-3000:]
