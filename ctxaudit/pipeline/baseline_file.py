@@ -45,6 +45,7 @@ def write_baseline(request: BaselineRequest) -> int:
                 profile=request.profile,
                 seeds=[] if request.seed is None else [request.seed],
                 jobs=request.jobs, mutation=False, fixes=False, command=request.command,
+                kept=False,
             )
         )  # fmt: skip
         if code not in (0, 1):

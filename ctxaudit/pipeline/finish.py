@@ -28,7 +28,9 @@ def finish(run: AuditRun, accepted: dict[str, list[str]] | None) -> int:
     options = run.options
     fix_patches.prune(options.out)  # the patches no version's report refers to any more
     md_path, html_path = write_matrix(options.out)
-    print(f"ctxaudit: matrix of every version in {options.out}: {md_path.name}, {html_path.name}")
+    if options.kept:
+        print(f"ctxaudit: matrix of every version in {options.out}: {md_path.name}, "
+              f"{html_path.name}")  # fmt: skip
     done = [run.reports[t.label] for t in options.targets if t.label in run.reports]
     props = {t.kind: dict(get_target(t.kind).properties) for t in options.targets}
     try:  # what CI systems read; ctxaudit's own error here is no verdict
@@ -44,7 +46,9 @@ def finish(run: AuditRun, accepted: dict[str, list[str]] | None) -> int:
         print(f"ctxaudit: reused from {run.steps.store.directory}: {run.steps.summary()}")
     for report in done:
         print(f"ctxaudit: {report.target}-{report.version}: {summary(report)}")
-    print(f"ctxaudit: where the time went: {clock.write(options.out)}")
+    written = clock.write(options.out)
+    if options.kept:
+        print(f"ctxaudit: where the time went: {written}")
     print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
     if run.unchecked:
         print("ctxaudit: COULD NOT CHECK everything (see the lines above): exit 2",

@@ -56,6 +56,9 @@ class AuditRequest:
     junit_xml: Path | None = None
     sarif: Path | None = None
     command: str = "ctxaudit audit"  # the command line, for the time table
+    #: the reports stay in ``out`` (False: a temporary folder, ``ctxaudit baseline``'s,
+    #: gone when the command ends: its lines name no file there)
+    kept: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +84,7 @@ class AuditOptions:
     junit_xml: Path | None
     sarif: Path | None
     command: str  # the command line, for the time table
+    kept: bool = True  # the reports stay in ``out`` (AuditRequest.kept)
 
 
 def prepare(request: AuditRequest) -> AuditOptions:
@@ -118,6 +122,7 @@ def prepare(request: AuditRequest) -> AuditOptions:
         peer=request.peer, mutate=request.mutate, fixes=fixes, cache=request.cache,
         since=request.since, changed=changed, baseline=baseline,
         junit_xml=request.junit_xml, sarif=request.sarif, command=request.command,
+        kept=request.kept,
     )  # fmt: skip
 
 

@@ -39,10 +39,9 @@ def properties_phase(run: AuditRun) -> None:
                               f"{own_error(exc, run, target)}")  # fmt: skip
                 run.unchecked = True
                 continue
-            run.show.line(
-                f"{run.heads[target.label]}: {status(report)} ({report.elapsed_s} s) -> "
-                f"{options.out / target.label}/findings.md"
-            )
+            where = f" -> {options.out / target.label}/findings.md" if options.kept else ""
+            run.show.line(f"{run.heads[target.label]}: {status(report)} ({report.elapsed_s} s)"
+                          f"{where}")  # fmt: skip
             run.failed |= report.outcome == FAILS
             # a version that fails and also left something unchecked was not all checked
             run.unchecked |= (
