@@ -54,6 +54,23 @@ def test_a_run_that_does_not_ask_is_unchanged(tmp_path: Path) -> None:
     assert "1 passed" in proc.stdout and "ctxaudit/" not in proc.stdout
 
 
+def test_a_projects_own_properties_marker_never_warns(tmp_path: Path) -> None:
+    """A harness's own suite names its properties with ``@pytest.mark.properties`` (as
+    docs/targets.md says): no unknown-marker warning, even under --strict-markers; and
+    with the audit's tests asked for, the run says how many of those selected are
+    the audit's (pytest's "collected" counts the project's only)."""
+    project = _project(tmp_path)
+    (project / "tests" / "test_marked.py").write_text(
+        "import pytest\n\n@pytest.mark.properties('B1')\ndef test_marked():\n    assert True\n"
+    )
+    plain = _pytest(project, "--strict-markers", "-W", "error::pytest.PytestUnknownMarkWarning")
+    assert plain.returncode == 0, plain.stdout[-3000:]
+    assert "2 passed" in plain.stdout and "warning" not in plain.stdout.lower(), plain.stdout
+    asked = _pytest(project, "--ctxaudit=ledger", "--strict-markers")
+    assert asked.returncode == 0, asked.stdout[-3000:]
+    assert "ctxaudit: 10 of the 12 selected test(s) are the audit's properties" in asked.stdout
+
+
 def test_a_broken_tree_fails_naming_the_property(tmp_path: Path) -> None:
     tree = _broken_gitreins(tmp_path / "tree", "b2-input-cap-strict")
     proc = _pytest(_project(tmp_path), f"--ctxaudit={tree}")
