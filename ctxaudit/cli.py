@@ -40,8 +40,7 @@ from ctxaudit.profiles import PROFILES, parse_seed
 
 
 def _target_help() -> str:
-    forms = " | ".join(f"{t.name}: {t.spec_forms}" for t in targets.all_targets() if t.spec_forms)
-    return f"{forms}; repeatable (default: {', '.join(default_targets())})"
+    return f"{targets.forms()}; repeatable (default: {', '.join(default_targets())})"
 
 
 class _Parser(argparse.ArgumentParser):

@@ -209,3 +209,23 @@ def test_the_audit_never_branches_on_a_target_name(path: str) -> None:
         if isinstance(c, ast.Constant) and c.value in names
     ]
     assert compared == []
+
+
+def test_a_target_that_documents_no_spec_forms_is_still_listed(tmp_path: Path) -> None:
+    """An installed harness's target with no ``spec_forms`` is named in ``--help`` and in
+    the unknown-target error all the same."""
+
+    class Plain(Toy):
+        name = "plainharness"
+        spec_forms = ""
+
+        def claims(self, spec: str) -> bool:
+            return spec == self.name
+
+    targets.register(Plain(tmp_path))
+    try:
+        assert "; plainharness" in targets.forms() or targets.forms().endswith("plainharness")
+        with pytest.raises(targets.TargetError, match="plainharness"):
+            targets.parse("nosuch")
+    finally:
+        targets.unregister("plainharness")

@@ -129,6 +129,14 @@ def test_an_installed_target_is_listed_resolved_and_takes_its_options(installed:
     ]
     assert "--toyharness" in pytest_options.names()
     assert targets.get("toyharness") in targets.mutated()
+    # an audit's help and its errors name it among the targets
+    done = subprocess.run([sys.executable, "-m", "ctxaudit", "audit", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert "toyharness: 'toyharness'" in " ".join(done.stdout.split()), done.stdout
+    with pytest.raises(targets.TargetError, match=r"toyharness: 'toyharness'"):
+        targets.parse("nosuch")
+    with pytest.raises(targets.TargetError, match=r"no registered target \(.*toyharness\)"):
+        targets.parse(str(installed / "toycode"))
 
 
 def test_an_installed_target_is_audited_and_mutated(installed: Path, tmp_path: Path) -> None:

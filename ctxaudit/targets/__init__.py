@@ -170,6 +170,19 @@ def parse(spec: str, repos: Mapping[str, Path | None] | None = None) -> list[Des
     if "/" in spec or Path(spec).exists():
         for target in all_targets():
             if target.takes_paths:
-                return target.expand(spec, where.get(target.name))
-    forms = [t.spec_forms for t in all_targets() if t.spec_forms]
-    raise TargetError(f"target {spec!r}: expected {', '.join(forms)}")
+                try:
+                    return target.expand(spec, where.get(target.name))
+                except TargetError as exc:  # say first that no target's tree is there
+                    raise TargetError(
+                        f"target {spec!r}: no registered target ({', '.join(names())}) claims "
+                        f"this path; as a {target.name} tree: {exc}"
+                    ) from None
+    raise TargetError(f"target {spec!r}: expected {forms()}")
+
+
+def forms() -> str:
+    """Every registered target and the specs it takes (an installed package's target
+    included, by its name where it documents no forms)."""
+    return "; ".join(
+        f"{t.name}: {t.spec_forms}" if t.spec_forms else t.name for t in all_targets()
+    )
