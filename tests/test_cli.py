@@ -40,8 +40,11 @@ def audit(*args: str) -> subprocess.CompletedProcess[str]:
         (["--target", "/no/such/tree"], "no such path '/no/such/tree'"),
         (["--target", "gitreinz==0.14.0"], "target 'gitreinz==0.14.0'"),
         (["--target", "gitreins==abc"], "'abc' is not a version number"),
-        (["--target", str(ROOT)], "no registered target (gitreins, lightspeed-stack, "
-         "langchain, openai-agents, pydantic-ai, ledger) claims this path; as a gitreins tree: "),
+        (
+            ["--target", str(ROOT)],
+            "no registered target (gitreins, lightspeed-stack, "
+            "langchain, openai-agents, pydantic-ai, ledger) claims this path; as a gitreins tree: ",
+        ),
         (["--target", "gitreins>=99"], "no published gitreins version matches"),
         (["--profile", "fast"], "invalid choice: 'fast'"),
         (["--jobs", "0"], "--jobs must be at least 1"),

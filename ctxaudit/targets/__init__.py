@@ -183,6 +183,4 @@ def parse(spec: str, repos: Mapping[str, Path | None] | None = None) -> list[Des
 def forms() -> str:
     """Every registered target and the specs it takes (an installed package's target
     included, by its name where it documents no forms)."""
-    return "; ".join(
-        f"{t.name}: {t.spec_forms}" if t.spec_forms else t.name for t in all_targets()
-    )
+    return "; ".join(f"{t.name}: {t.spec_forms}" if t.spec_forms else t.name for t in all_targets())
