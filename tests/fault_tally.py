@@ -1,11 +1,14 @@
-"""The fault-injection suite: each test injects a fault on purpose (an interrupt, a
-killed child, a corrupt cache, a truncated report, a full disk, a harness error on a
+"""The tally of the fault-injection tests: each injects a fault on purpose (an interrupt,
+a killed child, a corrupt cache, a truncated report, a full disk, a harness error on a
 real tree) and checks that ctxaudit ends with the right one of the three outcomes and
-that nothing is lost or wrongly reused. ``@pytest.mark.fault(kind)`` names the fault.
+that nothing is lost or wrongly reused. ``@pytest.mark.fault(kind)`` names the fault;
+most live in ``tests/faults/``, the rest beside what they check. A plugin of this
+repository's suites (``tests/conftest.py``).
 
 With ``CTXAUDIT_FAULT_REPORT=FILE`` the run writes its tally there (markdown): faults
 injected, survived (the test passed: the right outcome, nothing lost), verdicts wrong
-(it failed), per kind.
+(it failed), per kind. Under pytest-xdist the controller writes it (the workers' reports
+reach it), never a worker.
 """
 
 from __future__ import annotations
@@ -39,13 +42,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = os.environ.get("CTXAUDIT_FAULT_REPORT")
-    if not path or not _seen:
+    if not path or not _seen or hasattr(session.config, "workerinput"):
         return
     from ctxaudit import atomic
     from ctxaudit.suite import commit
 
     shown = Path(path).resolve()
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     if shown.is_relative_to(root):  # the command as run from the checkout, no machine path
         shown = shown.relative_to(root)
     by_kind: dict[str, Counter[str]] = {}
@@ -55,8 +58,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     lines = [
         "# Fault injection",
         "",
-        f"ctxaudit `{commit()}`: `CTXAUDIT_FAULT_REPORT={shown} bin/ctxaudit test tests/faults`"
-        " (tests/faults/). A fault *survived* when the test passed: ctxaudit ended with the"
+        f"ctxaudit `{commit()}`: `CTXAUDIT_FAULT_REPORT={shown} bin/ctxaudit test -m fault"
+        " -n 2` (every test marked with the fault it injects). A fault *survived* when the"
+        " test passed: ctxaudit ended with the"
         " right one of the three outcomes and nothing was lost or wrongly reused; a"
         " *wrong verdict* is a failed test; *not run* a skipped one (its reason is in the"
         " run's output).",
