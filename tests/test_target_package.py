@@ -26,13 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: the harness's code: a counter with a cap, and the property T1 (the cap holds)
 CODE = '''
-import os
-
-
 def over(count, cap):
     """The cap is reached when the count is at or above it."""
-    if os.environ.get("TOYHARNESS_BREAK"):  # a planted bug: the cap itself passes
-        return count > cap
     return count >= cap
 '''
 
@@ -159,12 +154,13 @@ def test_an_installed_target_is_audited_and_mutated(installed: Path, tmp_path: P
 
 
 def test_a_finding_of_an_installed_target_reruns_as_printed(
-    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    installed: Path, tmp_path: Path
 ) -> None:
     """The target's suite lives in its own folder: the rerun the report prints names
     the test whole and counts node ids from there, so that it runs from another folder
     and fails as the audit did (not "file or directory not found", not a pass)."""
-    monkeypatch.setenv("TOYHARNESS_BREAK", "1")
+    broken = CODE.replace("count >= cap", "count > cap")  # a planted bug: the cap passes
+    (installed / "toycode" / "__init__.py").write_text(textwrap.dedent(broken))
     (target,) = audit.parse_target("toyharness")
     report = audit.run_target(target, "ci", 0, tmp_path / "reports")
     assert report.verdicts == {"T1": "fails"}
