@@ -56,7 +56,11 @@ def test_a_failure_in_a_kept_region_is_attributed_to_its_fix(
     env = kind.copy_env(resolved, left_out)
     seed = 1
     status, tests, output, _ = run_pytest(
-        target, [f"{INENV}/test_lockstep.py"], "ci", seed, env  # the lockstep: where it fails
+        target,
+        [f"{INENV}/test_lockstep.py"],
+        "ci",
+        seed,
+        env,  # the lockstep: where it fails
     )
     report = TargetReport(
         target=kind.name, version=target.version, spec=target.spec, profile="ci", seed=seed,
