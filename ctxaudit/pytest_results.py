@@ -61,9 +61,10 @@ def collect_error(report: pytest.CollectReport) -> str:
     # exception, the last ``path:line: in`` line before it where it was raised
     lines = str(report.longrepr).splitlines()
     errors = [i for i, ln in enumerate(lines) if ln.startswith("E ")]
-    if not errors:
-        first = next((ln.strip() for ln in lines if ln.strip()), "no message")
-        return f"{first} (collecting {report.nodeid or 'the suite'})"
+    if not errors:  # pytest's own words ("import file mismatch:" and what it found)
+        said = " ".join(ln.strip() for ln in lines if ln.strip())
+        said = said if len(said) <= 300 else said[:297] + "..."
+        return f"{said or 'no message'} (collecting {report.nodeid or 'the suite'})"
     message = lines[errors[-1]][1:].strip()
     where = [ln for ln in lines[: errors[-1]] if re.match(r"^\S+:\d+: in ", ln)]
     at = where[-1].rsplit(": in ", 1)[0] if where else report.nodeid or "the suite"
