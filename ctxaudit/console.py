@@ -25,12 +25,11 @@ import contextlib
 import errno
 import io
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from types import FrameType
+from collections.abc import Callable
 from typing import Any, TextIO
+
+from ctxaudit import procs
 
 
 class _Guarded(io.TextIOBase):
@@ -92,30 +91,12 @@ def _prepare(name: str, fd: int) -> _Guarded:
     return guarded
 
 
-@contextlib.contextmanager
-def _terminate_interrupts() -> Iterator[None]:
-    """SIGTERM interrupts a command as Ctrl-C does (exit 130, not 143), in the main
-    thread of a process that has not set its own handler."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    old = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
 def guarded(command: Callable[[], int]) -> int:
     """Run ``command`` (a ctxaudit command: its exit code) under the console rules."""
     out = _prepare("stdout", 1)
     _prepare("stderr", 2)
     try:
-        with _terminate_interrupts():
+        with procs.sigterm_interrupts():
             code = command()
     except KeyboardInterrupt:  # what the command did not handle itself (the audit does)
         print("ctxaudit: interrupted", file=sys.stderr)

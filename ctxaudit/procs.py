@@ -216,6 +216,25 @@ def on_signals() -> Iterator[None]:
             signal.signal(s, h)
 
 
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """While it lasts, SIGTERM interrupts as Ctrl-C does (``KeyboardInterrupt``), so a
+    command cleans up and exits 130, not 143; only in the main thread, where handlers
+    run (elsewhere it changes nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -19,22 +19,19 @@ and :func:`write_report`. ``--fix``'s tree is :mod:`mutation.fixed_tree`'s, ``me
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import functools
 import json
 import os
 import shutil
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any, ParamSpec, TypeVar
 
-from ctxaudit import atomic
+from ctxaudit import atomic, procs
 from ctxaudit.suite import commit as suite_commit
 from mutation import cache as verdict_cache
 from mutation import driver, engine, report
@@ -215,7 +212,7 @@ def run(
     # kept on an error or with CTXAUDIT_KEEP_WORK=1 (marked, so no sweep removes it)
     made = [fixed_dir]
     try:
-        with _terminate_interrupts():
+        with procs.sigterm_interrupts():
             sel = select(target, tree_or_spec, cfg, options, fixed_dir)
             work = engine.WORK / f"{target}-{sel.found.version}-{i}of{n}.{os.getpid()}"
             made.append(work)
@@ -279,24 +276,6 @@ def sweep_stale_work() -> list[Path]:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
-
-
-@contextlib.contextmanager
-def _terminate_interrupts() -> Iterator[None]:
-    """SIGTERM, while it lasts, interrupts the run as SIGINT does (KeyboardInterrupt),
-    so that it removes its work folders; only in the main thread, where handlers run."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    old = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def validate(target: str, options: RunOptions) -> tuple[RunOptions, TargetConfig]:
