@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit import environment, shapes, targets
+from ctxaudit.paths import bytecode_environ
 from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.targets.base import Described as Target
 
@@ -76,7 +77,7 @@ def run_pytest(
     kind = targets.get(target.kind)
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
         results = Path(tmp) / "results.json"
-        python, base_env = sys.executable, dict(os.environ)
+        python, base_env = sys.executable, bytecode_environ(os.environ)
         process = kind.suite_process(target, Path(tmp))
         if process is not None:
             python, base_env = process

@@ -477,6 +477,9 @@ def write_work_tree(
     tree = work / "tree"
     if work.exists():
         shutil.rmtree(work)
+    if sys.pycache_prefix:  # and the bytecode of its earlier files, kept apart from them
+        where = work.resolve()
+        shutil.rmtree(Path(sys.pycache_prefix) / where.relative_to(where.anchor), True)
     tree.mkdir(parents=True)
     shutil.copytree(
         plan.root / copy_dir,

@@ -162,8 +162,11 @@ def _child(
         activate(mutant_name, seed)
         # A mutant may turn a path into another (":memory:" into a file
         # name): let it write in a scratch folder, never the repository. The
-        # parent removes the folder, also when it had to kill the child.
+        # parent removes the folder, also when it had to kill the child; the
+        # child's temporary files go there too (it ends in os._exit, which runs
+        # no cleanup: a folder it made elsewhere would be left behind).
         os.chdir(scratch)
+        tempfile.tempdir = os.environ["TMPDIR"] = scratch
         result = run_items(items, stop)
         payload = json.dumps(result).encode()
         code = 1 if result["failed"] else 0

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ctxaudit import procs
+from ctxaudit import paths, procs
 from ctxaudit.pipeline.baseline import judged_by_baseline
 from ctxaudit.pipeline.finish import finish, write_matrix
 from ctxaudit.pipeline.mutation_phase import mutation_phase
@@ -164,6 +164,7 @@ def start_run(options: AuditOptions) -> AuditRun:
         flush=True,
     )
     started = time.monotonic()
+    paths.prune_pycache()  # earlier runs' copies' bytecode (suite_run keeps bytecode)
     clock = AuditTime(command=options.command, profile=options.profile, jobs=options.jobs)
     for t in chosen:  # the time table lists targets in the order they were given
         clock.target(t.label)

@@ -9,6 +9,8 @@ raised before the first LLM call, for anything that is not a number.
 from __future__ import annotations
 
 import math
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +58,14 @@ def test_v8_compaction_threshold(gitreins: GitreinsModules, raw: object) -> None
     assert warned == warn, (
         f"V8: compaction_threshold={raw!r}: warning expected: {warn}, logged: {warned}"
     )
+
+
+def test_a_case_leaves_no_temporary_folder(
+    gitreins: GitreinsModules, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case's child ends in os._exit, which runs no cleanup: the loop's workdir it made
+    was left in the temporary folder, one per case (768 in four hours of this suite)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    got = run_case(gitreins.tree.root, 0.5, BUDGET, 500)
+    assert got.ended and not got.ended.startswith("killed"), got
+    assert list(tmp_path.iterdir()) == []

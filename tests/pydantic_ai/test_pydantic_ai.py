@@ -50,7 +50,10 @@ def test_the_lockstep_reaches_each_finding(finding: str, tmp_path: Path) -> None
     others = [fixes[f.id] for f in findings.FINDINGS if version in f.versions and f.id != finding]
     applied = fixed_copy(LIBRARY.resolve(version).root, tmp_path / version, version, others)
     assert not applied.failed, applied.failed
-    run = child(str(applied.root), [LOCKSTEP], CTXAUDIT_FINDINGS="none")
+    # the gate's examples, no shrinking: only whether it fails is asked here
+    run = child(
+        str(applied.root), [LOCKSTEP, "--hypothesis-profile=mutation"], CTXAUDIT_FINDINGS="none"
+    )
     assert run.returncode == 1 and "AssertionError" in run.stdout, run.stdout[-3000:]
 
 

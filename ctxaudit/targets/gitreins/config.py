@@ -22,6 +22,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,6 +128,13 @@ def _work(args: list[str]) -> Any:
 
 
 def _forked_run(args: list[str]) -> tuple[Any, str | None]:
+    # the child's temporary files (the loop's workdir) go in a folder this process
+    # removes: the child ends in os._exit, which runs no cleanup
+    with tempfile.TemporaryDirectory(prefix="ctxaudit-case-") as scratch:
+        return _forked_run_in(args, scratch)
+
+
+def _forked_run_in(args: list[str], scratch: str) -> tuple[Any, str | None]:
     rfd, wfd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -136,6 +144,7 @@ def _forked_run(args: list[str]) -> tuple[Any, str | None]:
             os.close(rfd)
             for name in [k for k in os.environ if k.startswith("GITREINS_")]:
                 del os.environ[name]
+            tempfile.tempdir = os.environ["TMPDIR"] = scratch
             _limit(
                 int(Path("/proc/self/statm").read_text(encoding="utf-8").split()[0])
                 * resource.getpagesize()

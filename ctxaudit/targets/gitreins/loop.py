@@ -235,8 +235,10 @@ class LoopDriver:
             self._thread.join(timeout=STEP_TIMEOUT)
 
 
-#: workdirs by the config they hold, reused while they hold exactly that config
-_WORKDIRS: dict[str, tempfile.TemporaryDirectory[str]] = {}
+#: workdirs by the process that made them and the config they hold, reused while they
+#: hold exactly that config. A forked child (a mutant's run) never reuses or removes its
+#: parent's: it makes its own, in its own temporary folder (mutation/forking.py).
+_WORKDIRS: dict[tuple[int, str], tempfile.TemporaryDirectory[str]] = {}
 
 
 def _workdir(config_text: str) -> Path:
@@ -245,7 +247,8 @@ def _workdir(config_text: str) -> Path:
     still exactly that (checked before each use: a target that writes there gets a
     new one): creating and removing a folder per evaluation cost about 4 ms, as much
     as a whole step, and a failure's shrinking runs hundreds of evaluations."""
-    held = _WORKDIRS.get(config_text)
+    key = (os.getpid(), config_text)
+    held = _WORKDIRS.get(key)
     if held is not None:
         root = Path(held.name)
         config = root / ".gitreins" / "config.yaml"
@@ -264,7 +267,7 @@ def _workdir(config_text: str) -> Path:
     root = Path(held.name)
     (root / ".gitreins").mkdir()
     (root / ".gitreins" / "config.yaml").write_text(config_text)
-    _WORKDIRS[config_text] = held
+    _WORKDIRS[key] = held
     return root
 
 
