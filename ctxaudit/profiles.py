@@ -20,6 +20,11 @@ Select with ``--hypothesis-profile=NAME`` (pytest) or ``CTXAUDIT_PROFILE``.
                 random seed (printed by pytest's Hypothesis plugin and in the
                 report) and the example database on, so failures replay.
 - ``dev``       like ``thorough`` but short, for iterating on a property.
+- ``smoke``     ``ci`` with a sixth of its examples: ctxaudit's own tests run it on a
+                target's releases before the current one, where what is asked is that
+                the lockstep still drives every rule through that release's API (its
+                adapter's branches for the release) and holds; the search on every
+                release is the release audit's (its reports), not the unit suite's.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ PROFILES: dict[str, dict[str, object]] = {
     "mutation": dict(_CI, phases=[p for p in SHRINKING if p is not Phase.shrink]),
     "thorough": dict(max_examples=1000, stateful_step_count=80),
     "dev": dict(max_examples=30, stateful_step_count=20, verbosity=Verbosity.normal),
+    "smoke": dict(_CI, max_examples=10),
 }
 
 DEFAULT = "ci"
@@ -69,6 +75,7 @@ SERVICE_SEARCH: dict[str, dict[str, int]] = {
     "mutation": dict(max_examples=20, stateful_step_count=20),
     "thorough": dict(max_examples=200, stateful_step_count=40),
     "dev": dict(max_examples=10, stateful_step_count=10),
+    "smoke": dict(max_examples=4, stateful_step_count=20),
 }
 
 
@@ -84,7 +91,7 @@ def service_search(name: str | None = None) -> dict[str, int]:
 #: its example may not be minimal (ctxaudit/failure_output.py). The audit
 #: (``CTXAUDIT_RESULTS`` set) keeps Hypothesis's bound: its findings are the
 #: examples shrunk as far as they go, whatever the profile.
-SHRINK_SECONDS: dict[str, int] = {"ci": 20, "dev": 20}
+SHRINK_SECONDS: dict[str, int] = {"ci": 20, "dev": 20, "smoke": 20}
 
 
 def register() -> None:
