@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
+from ledger.items import item_text
 from ledger.server import InferenceCall
 
 
@@ -49,16 +50,15 @@ class ScriptedBackend:
 
 @dataclass
 class EchoBackend:
-    """Echoes the last input item's text back, ``chunk_size`` characters at a time."""
+    """Echoes the last input item's text (``ledger.items.item_text``) back,
+    ``chunk_size`` characters at a time; nothing for an empty text."""
 
     chunk_size: int = 16
     calls: list[InferenceCall] = field(default_factory=list)
 
     async def stream(self, call: InferenceCall) -> AsyncIterator[str]:
         self.calls.append(call)
-        last = call.input[-1] if call.input else {}
-        text = last.get("content", "")
-        text = text if isinstance(text, str) else ""
+        text = item_text(call.input[-1]) if call.input else ""
         for start in range(0, len(text), self.chunk_size):
             await asyncio.sleep(0)
             yield text[start : start + self.chunk_size]

@@ -45,6 +45,8 @@ class CompactionConfig(BaseModel):
         except ValidationError as exc:
             problems = []
             for error in exc.errors():
-                field = ".".join(str(part) for part in error["loc"]) or "<config>"
+                # a field's error: the input is a dict, and the model has no validator
+                # of its own, so every error is located at a key
+                field = ".".join(str(part) for part in error["loc"])
                 problems.append(f"{field}: {error['msg']} (got {error.get('input')!r})")
             raise ConfigError("invalid compaction configuration: " + "; ".join(problems)) from None

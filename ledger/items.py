@@ -60,6 +60,19 @@ def summary_marker(first_turn: int, last_turn: int, text: str) -> JSONObject:
     return {"type": "summary", "first_turn": first_turn, "last_turn": last_turn, "text": text}
 
 
+def item_text(item: Mapping[str, Any]) -> str:
+    """The text an item carries: its ``content`` when that is a string, else the text of
+    its content parts (the Responses API's ``[{"type": "input_text", "text": ...}]``),
+    joined with spaces; "" when it carries none."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        return " ".join(t for t in texts if isinstance(t, str))
+    return ""
+
+
 def is_summary(content: Mapping[str, Any]) -> bool:
     return content.get("type") == "summary"
 

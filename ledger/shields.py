@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ledger.items import item_text
+
 
 class Shield(Protocol):
     def check(self, input_items: Sequence[Mapping[str, Any]]) -> str | None:
@@ -15,15 +17,14 @@ class Shield(Protocol):
 
 @dataclass(frozen=True)
 class KeywordShield:
-    """Blocks any input whose user text contains ``keyword`` (case-insensitive)."""
+    """Blocks any input whose text contains ``keyword`` (case-insensitive), in a string
+    content or in a content part (``ledger.items.item_text``)."""
 
     keyword: str
     refusal: str = "I can't help with that request."
 
     def check(self, input_items: Sequence[Mapping[str, Any]]) -> str | None:
         needle = self.keyword.casefold()
-        for item in input_items:
-            text = item.get("content")
-            if isinstance(text, str) and needle in text.casefold():
-                return self.refusal
+        if any(needle in item_text(item).casefold() for item in input_items):
+            return self.refusal
         return None

@@ -6,6 +6,7 @@ Named without a ``test_`` prefix so pytest does not collect it.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -23,7 +24,9 @@ def summarize(items: Sequence[Mapping[str, Any]]) -> str:
     words = []
     for item in items:
         text = item.get("content", item.get("refusal", ""))
-        words.append(str(text).split(" ")[0][:8] if text else "-")
+        if not isinstance(text, str):  # content parts: a JSON value, whatever its key order
+            text = json.dumps(text, sort_keys=True)
+        words.append(text.split(" ")[0][:8] if text else "-")
     return f"{len(items)} items: " + ",".join(words)
 
 

@@ -7,8 +7,19 @@ import asyncio
 import pytest
 
 from ledger.backends import EchoBackend, Script, ScriptedBackend
-from ledger.items import is_summary, normalize_input, summary_marker, user_message
+from ledger.items import (
+    COMPLETED,
+    INCOMPLETE,
+    assistant_message,
+    is_summary,
+    item_text,
+    normalize_input,
+    output_from_chunks,
+    summary_marker,
+    user_message,
+)
 from ledger.server import InferenceCall
+from ledger.shields import KeywordShield
 
 pytestmark = pytest.mark.properties("S2", "S6")
 
@@ -81,3 +92,53 @@ def test_echo_backend_echoes_in_chunks_and_yields_control() -> None:
     ticks = [tick for _, tick in seen]
     # other tasks (an interrupt, a cancellation) get to run between chunks
     assert ticks[0] < ticks[1] < ticks[2]
+
+
+#: a user message as Responses API clients also send it: content parts
+PARTS = {"type": "message", "role": "user", "content": [
+    {"type": "input_text", "text": "first part"},
+    {"type": "input_image", "image_url": "https://example.invalid/x.png"},
+    {"type": "input_text", "text": "and the second"},
+]}  # fmt: skip
+
+
+def test_item_text_reads_a_string_or_the_text_parts() -> None:
+    assert item_text(user_message("hi")) == "hi"
+    assert item_text(PARTS) == "first part and the second"
+    assert item_text({"type": "message", "content": None}) == ""
+    assert item_text({"type": "function_call", "arguments": "{}"}) == ""
+
+
+def test_the_shield_reads_content_parts() -> None:
+    """S1/S2: a blocked input is blocked in whatever form its text comes (a keyword in a
+    content part went through to the model, answered and stored)."""
+    shield = KeywordShield("SECOND", "no")
+    assert shield.check([user_message("fine"), PARTS]) == "no"
+    assert shield.check([user_message("fine"), {"type": "function_call_output"}]) is None
+
+
+def echoed(backend: EchoBackend, items: tuple[dict[str, object], ...]) -> list[str]:
+    async def run() -> list[str]:
+        return [c async for c in backend.stream(InferenceCall("", (), items, None, None))]
+
+    return asyncio.run(run())
+
+
+def test_echo_backend_chunks_exactly_the_text() -> None:
+    """No empty chunk: none for an empty text or input, none after a text whose length
+    is a multiple of the chunk size; content parts echo their text."""
+    backend = EchoBackend(chunk_size=3)
+    assert echoed(backend, (user_message("abcdef"),)) == ["abc", "def"]
+    assert echoed(backend, (user_message(""),)) == []
+    assert echoed(backend, ()) == []
+    assert "".join(echoed(backend, (PARTS,))) == "first part and the second"
+
+
+def test_an_answer_with_no_text() -> None:
+    """S2: a completed answer is one assistant message even with no text (a turn whose
+    answer is only a tool call); an incomplete one with nothing streamed has none."""
+    assert output_from_chunks([], status=COMPLETED) == [assistant_message("")]
+    assert output_from_chunks([], status=INCOMPLETE) == []
+    assert output_from_chunks(["a", "b"], status=INCOMPLETE) == [
+        assistant_message("ab", status=INCOMPLETE)
+    ]

@@ -51,6 +51,14 @@ def test_s4_uncompacted_owner_needs_no_hand_over(store: FaultInjectingStore) -> 
     assert stored(store) == [("input", ORIGINAL[0]), ("output", assistant_message("4"))]
 
 
+def test_s4_an_uncompacted_turn_stores_what_was_sent(store: FaultInjectingStore) -> None:
+    """The hand-over is a compacted request's (S4): an uncompacted owner stores the
+    input the server was sent, whatever else it is handed."""
+    pending = owner(store, original_input=[user_message("not this")])
+    pending.report_completed([assistant_message("4")])
+    assert stored(store) == [("input", ORIGINAL[0]), ("output", assistant_message("4"))]
+
+
 # -- S5 ------------------------------------------------------------------------
 
 

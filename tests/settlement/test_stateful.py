@@ -114,11 +114,11 @@ class Send:
 sends = st.builds(
     Send,
     size=st.sampled_from(["short", "at_limit", "over_limit", "long"]),
-    form=st.sampled_from(["text", "items"]),
+    form=st.sampled_from(["text", "items", "parts"]),
     store=st.sampled_from([True, True, True, False]),
     cont=st.booleans(),
     unsafe=st.sampled_from([False, False, True]),
-    chunks=st.integers(1, 3),
+    chunks=st.integers(0, 3),  # 0: an answer with no text (a tool call's turn, say)
     fail=st.none() | st.none() | st.integers(0, 2),
 )
 fails = st.none() | st.none() | st.integers(0, 2)
@@ -216,8 +216,7 @@ class SettlementMachine(RuleBasedStateMachine):
         return self._open_conversation()
 
     def _script(self, call: InferenceCall) -> Script:
-        last = call.input[-1]["content"]
-        tag = str(last).split(" ")[0]
+        tag = last_text(call.input).split(" ")[0]
         self.tracked[tag].calls.append(call)
         return self.scripts[tag]
 
@@ -227,6 +226,13 @@ class SettlementMachine(RuleBasedStateMachine):
         text = tag + (f" {UNSAFE}" if send.unsafe else "") + (" " + "x" * pad if pad else "")
         if send.form == "text":
             return text
+        if send.form == "parts":  # the Responses API's content parts, as clients send them
+            return (
+                {"type": "message", "role": "user", "content": [
+                    {"type": "input_text", "text": "context follows"},
+                    {"type": "input_text", "text": text},
+                ]},
+            )  # fmt: skip
         return (
             {"type": "message", "role": "user", "content": "context follows"},
             {"type": "message", "role": "user", "content": text},
@@ -330,6 +336,15 @@ class SettlementMachine(RuleBasedStateMachine):
                 f"S9: {where} answered {list(reply.output)!r}, the LLM's answer is "
                 f"{list(model.output(ending))!r}"
             )
+            # S2: a stored answer's reply names the response the server recorded (what a
+            # client continues from); an unstored or blocked one's names none
+            named = reply.response_id
+            if send.store and not blocked:
+                assert named is not None and self.store.response(named) is not None, (
+                    f"S2: {where}: a stored answer's reply names no recorded response: {named!r}"
+                )
+            else:
+                assert named is None, f"S2: {where}: the reply names {named!r}, nothing recorded"
             if reply.response_id is not None:
                 self.last_response[conv] = reply.response_id
             if send.store and not blocked:
@@ -563,7 +578,7 @@ class SettlementMachine(RuleBasedStateMachine):
     @invariant()
     def inference_got_what_c1_says(self) -> None:
         for call in self.backend.calls[self.calls_seen :]:
-            tag = str(call.input[-1]["content"]).split(" ")[0]
+            tag = last_text(call.input).split(" ")[0]
             plan = self.tracked[tag].plan
             if plan.compacted:
                 assert call.conversation is None and call.previous_response_id is None
@@ -600,10 +615,17 @@ class SettlementMachine(RuleBasedStateMachine):
         self.store.close()
 
 
+def last_text(items: Any) -> str:
+    """The text of a request's last message: its content, or its last content part's."""
+    content = items[-1].get("content", "") if items else ""
+    if isinstance(content, list):
+        content = content[-1].get("text", "") if content else ""
+    return str(content)
+
+
 def request_tag(items: Any) -> str | None:
     """The tag (``q<n>``) a request's input starts its last message with."""
-    text = str(items[-1].get("content", "")) if items else ""
-    head = text.split(" ")[0]
+    head = last_text(items).split(" ")[0]
     return head if head.startswith("q") and head[1:].isdigit() else None
 
 
