@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit import paths, suite_run, targets
-from ctxaudit.targets.base import Described
-from tests.faults.test_outcomes import SKIPPED_CHECK, _SkippedCheck
+from ctxaudit import paths
+from tests.faults.test_outcomes import run_skipped_check
 
 
 def test_a_suite_child_keeps_its_bytecode_in_the_cache_never_beside_a_source(
@@ -23,18 +22,10 @@ def test_a_suite_child_keeps_its_bytecode_in_the_cache_never_beside_a_source(
 ) -> None:
     cache, suites = tmp_path / "cache", tmp_path / "suites"
     suites.mkdir()
-    (suites / "test_known.py").write_text(SKIPPED_CHECK)
     monkeypatch.setenv("CTXAUDIT_CACHE", str(cache))
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
-    targets.register(_SkippedCheck(suites))
-    try:
-        target = Described("skippedcheck", "skippedcheck", "1.0")
-        _, tests, output, _ = suite_run.run_pytest(
-            target, [str(suites / "test_known.py")], "ci", None, {}
-        )
-    finally:
-        targets.unregister("skippedcheck")
+    tests, output = run_skipped_check(suites)
     assert tests, output[-2000:]
     where = (suites / "test_known.py").resolve()
     kept = cache / "pycache" / where.parent.relative_to(where.anchor)

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit import suite_run, targets
-from ctxaudit.targets.base import Described
-from tests.faults.test_outcomes import SKIPPED_CHECK, _SkippedCheck
+from ctxaudit import suite_run
+from tests.faults.test_outcomes import run_skipped_check
 
 
 def test_a_target_suites_ids_do_not_depend_on_where_ctxaudit_is(
@@ -20,14 +19,6 @@ def test_a_target_suites_ids_do_not_depend_on_where_ctxaudit_is(
     checkout, suites = tmp_path / "checkout", tmp_path / "suites"
     checkout.mkdir()
     suites.mkdir()
-    (suites / "test_known.py").write_text(SKIPPED_CHECK)
     monkeypatch.setattr(suite_run, "REPO_ROOT", checkout)  # where the suites' process runs
-    targets.register(_SkippedCheck(suites))
-    try:
-        target = Described("skippedcheck", "skippedcheck", "1.0")
-        _, tests, output, _ = suite_run.run_pytest(
-            target, [str(suites / "test_known.py")], "ci", None, {}
-        )
-    finally:
-        targets.unregister("skippedcheck")
+    tests, output = run_skipped_check(suites)
     assert [t["nodeid"] for t in tests] == ["test_known.py::test_known"], output[-2000:]

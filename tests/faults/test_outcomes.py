@@ -380,6 +380,23 @@ class _SkippedCheck(BaseTarget):
         return FindingsCheck([str(self.home / "test_known.py")], {}, read)
 
 
+def run_skipped_check(suites: Path) -> tuple[list[dict[str, Any]], str]:
+    """The toy target's known finding's check (``SKIPPED_CHECK``, written into
+    ``suites``) run as the audit runs a suite: its tests and output."""
+    from ctxaudit import suite_run, targets
+
+    (suites / "test_known.py").write_text(SKIPPED_CHECK)
+    targets.register(_SkippedCheck(suites))
+    try:
+        target = Described("skippedcheck", "skippedcheck", "1.0")
+        _, tests, output, _ = suite_run.run_pytest(
+            target, [str(suites / "test_known.py")], "ci", None, {}
+        )
+    finally:
+        targets.unregister("skippedcheck")
+    return tests, output
+
+
 @pytest.mark.fault("known finding's check did not run")
 def test_a_known_finding_whose_check_did_not_run_is_could_not_check(tmp_path: Path) -> None:
     """Its test skipped in setup (pytest exit 0, a test recorded): no verdict, never
