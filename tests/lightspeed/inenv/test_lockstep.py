@@ -257,7 +257,7 @@ class LightspeedMachine(RuleBasedStateMachine):
 
     def _has(self, path: str) -> bool:
         """The tree serves ``path`` (every tree serves the /v1 paths; A2A is looked up)."""
-        return path not in A2A or "/a2a" in self.ls.paths
+        return path not in A2A or self.ls.serves("/a2a")
 
     # -- requests --------------------------------------------------------------------
 
@@ -422,7 +422,7 @@ class LightspeedMachine(RuleBasedStateMachine):
         if path not in STREAMED or send.ending == "completed":
             return None
         if send.ending in ("interrupt", "hang_up_interrupt") and (
-            path != "streaming_query" or INTERRUPT not in self.ls.paths
+            path != "streaming_query" or not self.ls.serves(INTERRUPT)
         ):
             return None
         return send.ending

@@ -1,5 +1,7 @@
 """How the harness reads a stream's events (``wire.absorb``): the lockstep's S9 check
-of a stream's closing event relies on it (the module needs the tree's httpx)."""
+of a stream's closing event relies on it (the module needs the tree's httpx). And which
+endpoints it finds the tree serves (``Service.serves``): the lockstep's requests rely on
+it."""
 
 from __future__ import annotations
 
@@ -25,3 +27,23 @@ def test_a_stream_has_ended_only_on_its_closing_event(event: dict[str, Any], end
     response = Response(status=200)
     absorb(response, event)
     assert response.ended is ended
+
+
+def test_the_app_serves_what_its_openapi_document_lists() -> None:
+    """``Service.serves`` (Starlette's matching, which the lockstep asks whether the tree
+    serves A2A and the interrupt endpoint) agrees with the app's OpenAPI document: every
+    operation it lists is served, a path it does not list is not."""
+    from tests.lightspeed.inenv import service
+
+    ls = service.get()
+    document = ls.app.openapi().get("paths", {})
+    assert document, "the app's OpenAPI document lists no path"
+    unserved = [
+        f"{method.upper()} {path}"
+        for path, operations in document.items()
+        for method in operations
+        if not ls.serves(path.replace("{", "").replace("}", ""), method.upper())
+    ]
+    assert not unserved, unserved
+    for path in ("/a2a", "/v1/streaming_query/interrupt", "/v1/no-such-path"):
+        assert ls.serves(path) is (path in document), path
