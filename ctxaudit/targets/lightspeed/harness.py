@@ -201,12 +201,23 @@ class Service:
         """The app routes ``method path`` to an endpoint: Starlette's own matching of a
         request scope, which every route type implements (routers nest differently
         across FastAPI versions: 0.141 keeps an included router as one route). No
-        handler runs. Not the OpenAPI document: building it took 1.6 s of every start."""
+        handler runs. Not the OpenAPI document: building it took 1.6 s of every start.
+
+        A route that cannot be matched is ctxaudit's failure to read the app, never a
+        finding about the tree: :class:`CouldNotCheck`."""
         from starlette.routing import Match
 
         scope = {"type": "http", "path": path, "method": method, "root_path": "",
                  "headers": [], "query_string": b""}  # fmt: skip
-        return any(route.matches(scope)[0] is not Match.NONE for route in self.app.router.routes)
+        try:
+            return any(
+                route.matches(scope)[0] is not Match.NONE for route in self.app.router.routes
+            )
+        except Exception as exc:
+            why = (
+                f"could not read the app's routes for {method} {path}: {type(exc).__name__}: {exc}"
+            )
+            raise CouldNotCheck(why) from exc
 
     def _write_service_yaml(self, config: RunConfig) -> Path:
         path = self.folder / "lightspeed-stack.yaml"

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ctxaudit.outcomes import CouldNotCheck
 from ctxaudit.targets.lightspeed.wire import Response, absorb
 
 
@@ -47,3 +48,21 @@ def test_the_app_serves_what_its_openapi_document_lists() -> None:
     assert not unserved, unserved
     for path in ("/a2a", "/v1/streaming_query/interrupt", "/v1/no-such-path"):
         assert ls.serves(path) is (path in document), path
+
+
+def test_a_route_that_cannot_be_matched_is_could_not_check() -> None:
+    """``serves`` runs inside the lockstep's steps: an error reading the routes is
+    ctxaudit's (could not check), never a failure of the tree's."""
+    from tests.lightspeed.inenv import service
+
+    class Unreadable:
+        def matches(self, scope: object) -> object:
+            raise RuntimeError("no such route type")
+
+    ls = service.get()
+    ls.app.router.routes.insert(0, Unreadable())
+    try:
+        with pytest.raises(CouldNotCheck, match="could not read the app's routes"):
+            ls.serves("/a2a")
+    finally:
+        ls.app.router.routes.pop(0)
