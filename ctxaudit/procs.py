@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -61,7 +61,8 @@ class _State:
         # reentrant: the signal handler runs in the main thread, which may hold it
         self.lock = threading.RLock()
         self.interrupted = threading.Event()
-        self.groups: dict[int, subprocess.Popen[Any]] = {}  # group id -> its guard
+        # group id -> its guard (None: a group started elsewhere, :func:`adopted`)
+        self.groups: dict[int, subprocess.Popen[Any] | None] = {}
         self.temp: Path | None = None
         self.signal: int | None = None
 
@@ -102,9 +103,7 @@ def spawn(cmd: list[str], env: dict[str, str] | None = None, **popen: Any) -> It
     of its own, registered until the block ends; a group still running then (the block
     raised) is stopped. Raises :class:`Interrupted` instead of starting anything once
     the audit is interrupted."""
-    env = dict(os.environ if env is None else env)
-    if _state.temp is not None:
-        env["TMPDIR"] = str(_state.temp)
+    env = child_environ(env)
     with _state.lock:
         check()
         proc = subprocess.Popen(
@@ -121,6 +120,34 @@ def spawn(cmd: list[str], env: dict[str, str] | None = None, **popen: Any) -> It
         finally:
             with _state.lock:
                 _state.groups.pop(proc.pid, None)
+
+
+def child_environ(env: dict[str, str] | None) -> dict[str, str]:
+    """A child's variables: ``env`` (or ours), with the audit's temporary folder."""
+    env = dict(os.environ if env is None else env)
+    if _state.temp is not None:
+        env["TMPDIR"] = str(_state.temp)
+    return env
+
+
+@contextlib.contextmanager
+def adopted(pgid: int, running: Callable[[], bool]) -> Iterator[None]:
+    """A process group started elsewhere (a warm run, ``ctxaudit/warm.py``) as one of
+    the audit's children while the block lasts: an interrupt stops it, and one still
+    ``running`` when the block ends (it raised) is stopped. Raises :class:`Interrupted`
+    (having stopped it) when the audit was interrupted before it was registered."""
+    with _state.lock:
+        _state.groups[pgid] = None
+    try:
+        check()
+        yield
+    finally:
+        try:
+            if running():
+                _stop([pgid])
+        finally:
+            with _state.lock:
+                _state.groups.pop(pgid, None)
 
 
 def run(

@@ -33,29 +33,46 @@ Ticker = Callable[[str], None]
 
 
 def run_with_ticker(
-    cmd: list[str], env: dict[str, str], ticker: Ticker | None
+    cmd: list[str],
+    env: dict[str, str],
+    ticker: Ticker | None,
+    preload: Sequence[str] | None = None,
 ) -> tuple[int, str, float]:
     """Run a command, calling ``ticker`` with a status line every second.
 
     The command runs in a process group of its own that dies with the audit
     (``ctxaudit/procs.py``); once the audit is interrupted this raises
     ``procs.Interrupted`` instead of returning, so no verdict is read from a run that
-    was stopped."""
-    from ctxaudit import procs
+    was stopped. With ``preload`` (the modules its environment imports at start), a
+    ``python -m`` command is forked from a warm interpreter that has imported them
+    (``ctxaudit/warm.py``), or run cold when it cannot be."""
+    from ctxaudit import procs, warm
 
     started = time.monotonic()
-    with tempfile.TemporaryFile("w+") as out:
+
+    def tick() -> None:
+        if ticker is not None:
+            ticker(f"{time.monotonic() - started:.0f} s")
+
+    if preload is not None:
+        with tempfile.TemporaryDirectory(prefix="ctxaudit-warm-") as tmp:
+            out = Path(tmp) / "output"
+            code = warm.run(cmd, env, REPO_ROOT, out, preload, tick=tick)
+            procs.check()
+            if code is not None:
+                output = out.read_text(encoding="utf-8", errors="replace")
+                return code, output, time.monotonic() - started
+    with tempfile.TemporaryFile("w+") as cold:
         with procs.spawn(
-            cmd, env, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
+            cmd, env, cwd=REPO_ROOT, stdout=cold, stderr=subprocess.STDOUT, text=True
         ) as proc:
             while proc.poll() is None:
-                if ticker is not None:
-                    ticker(f"{time.monotonic() - started:.0f} s")
+                tick()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=1.0)
         procs.check()
-        out.seek(0)
-        return proc.returncode, out.read(), time.monotonic() - started
+        cold.seek(0)
+        return proc.returncode, cold.read(), time.monotonic() - started
 
 
 def run_pytest(
@@ -94,7 +111,7 @@ def run_pytest(
         env = {**base_env, "CTXAUDIT_PROFILE": profile, "CTXAUDIT_RESULTS": str(results)}
         env["CTXAUDIT_SHAPES"] = str(Path(tmp) / "shapes.json")
         env.update(extra_env)
-        status, output, elapsed = run_with_ticker(cmd, env, ticker)
+        status, output, elapsed = run_with_ticker(cmd, env, ticker, _preload(kind))
         payload = json.loads(results.read_text(encoding="utf-8")) if results.exists() else {}
         tests = payload.get("tests", [])
         if environment_out is not None:
@@ -105,6 +122,13 @@ def run_pytest(
         if errors_out is not None:
             errors_out.extend(str(e.get("why")) for e in payload.get("collect_errors", []))
     return status, tests, output, elapsed
+
+
+def _preload(kind: object) -> Sequence[str] | None:
+    """What a target preloads in a warm interpreter (:attr:`BaseTarget.preload`); a
+    target without the attribute (not built on ``BaseTarget``) runs cold."""
+    preload = getattr(kind, "preload", None)
+    return None if preload is None else list(preload)
 
 
 def rootdir_of(paths: Sequence[str]) -> Path | None:

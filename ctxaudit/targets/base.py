@@ -298,6 +298,10 @@ class BaseTarget:
     spec_forms = ""
     default_spec: str | None = None
     takes_paths = False
+    #: the modules every suite process of the target imports before its first test:
+    #: imported once per environment by a warm interpreter that forks each run
+    #: (``ctxaudit/warm.py``); one an environment lacks is skipped
+    preload: Sequence[str] = ("pytest", "hypothesis")
 
     def claims(self, spec: str) -> bool:
         return spec == self.name

@@ -44,6 +44,7 @@ from ctxaudit.targets.base import (
     known_entry,
     release_order,
 )
+from ctxaudit.targets.lightspeed.runner import PRELOAD
 
 if TYPE_CHECKING:
     from ctxaudit.targets.lightspeed.env import LightspeedEnv
@@ -62,6 +63,7 @@ OWNER = "needs an owner: not in these trees"
 
 class Lightspeed(BaseTarget):
     name = NAME
+    preload = PRELOAD
     properties = applying(
         "S1",
         "S2",
