@@ -15,24 +15,12 @@ a copy of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from ctxaudit.targets.bug_history import Bug
 from ctxaudit.targets.langchain.repro import program as finding_program
 
 HERE = Path(__file__).parent
-
-
-@dataclass(frozen=True)
-class Bug:
-    upstream: str  # the report, "langchain-ai/langchain#39261"
-    title: str
-    fix: str  # the fixing PR and release, or "unfixed"
-    program: Path
-    fails_on: tuple[str, ...]  # releases the program must reproduce it on
-    holds_on: tuple[str, ...]  # and must not
-    before: str  # the last release before the fix ("" for an unfixed bug)
-    finding: str = ""  # the registered finding it is, if any
 
 
 BUGS: tuple[Bug, ...] = (

@@ -10,22 +10,11 @@ program does not run there when it cannot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from ctxaudit.targets.bug_history import Bug
+
 HERE = Path(__file__).parent
-
-
-@dataclass(frozen=True)
-class Bug:
-    upstream: str
-    title: str
-    fix: str
-    program: Path
-    fails_on: tuple[str, ...]
-    holds_on: tuple[str, ...]
-    before: str
-    before_unchecked: str = ""  # why the release before the fix is not run
 
 
 BUGS: tuple[Bug, ...] = (
