@@ -161,12 +161,15 @@ class Server:
 
 
 def _server_env(env: dict[str, str]) -> dict[str, str]:
-    """The server's variables: the run's, less the per-run ones (a module it preloads
-    must not see one run's), but with its ``TMPDIR``: the audit's temporary folder,
-    under which every process the audit started can be found (and none outlive it)."""
+    """The server's variables: the first run's, less the per-run ones (a module it
+    preloads must not see one run's), but with its ``PYTHONPATH`` (a target's own package
+    there is preloaded; a run that would import another copy is refused) and its
+    ``TMPDIR``: the audit's temporary folder, under which every process the audit started
+    can be found (and none outlive it)."""
     kept = {k: v for k, v in env.items() if not warm_server.per_run(k)}
-    if "TMPDIR" in env:
-        kept["TMPDIR"] = env["TMPDIR"]
+    for name in ("PYTHONPATH", "TMPDIR"):
+        if name in env:
+            kept[name] = env[name]
     return kept
 
 

@@ -2,8 +2,9 @@
 heavy third-party modules once, then forks a child per run (the client is
 ``ctxaudit/warm.py``).
 
-Run as ``python -P warm_server.py --serve MODULE...`` in the run's environment, its
-variables (``PYTHONPATH`` and the other per-run ones left out) and its working folder.
+Run as ``python -P warm_server.py --serve MODULE...`` in the first run's environment:
+its variables (the per-run ones left out, but its ``PYTHONPATH``, so that a target's own
+package on it can be preloaded) and its working folder.
 Standard library only, like ``procs.py``: ``-P`` keeps ctxaudit's own folder off the path.
 
 The server imports the modules it is given (one the environment lacks is skipped),
@@ -28,8 +29,10 @@ and the caller runs the run cold:
 
 - a variable other than the per-run ones (:data:`PER_RUN`, ``CTXAUDIT_*``) differs from
   the server's: a preloaded module may have read it at import;
-- a module the server loaded is also importable from the run's ``PYTHONPATH`` (a tree's
-  own package put first, a Hypothesis of its own): the run must import its own copy.
+- a module the server loaded would be imported from another folder in the run (a tree's
+  own copy put first on its ``PYTHONPATH``, a Hypothesis of its own, a file of the run's
+  working folder, a folder of the server's ``PYTHONPATH`` the run lacks): the run must
+  import its own copy.
 """
 
 from __future__ import annotations
@@ -65,18 +68,40 @@ def _differs(server: dict[str, str], run: dict[str, str]) -> list[str]:
     return sorted(n for n in names if server.get(n) != run.get(n) and not per_run(n))
 
 
-def _shadowed(loaded: set[str], pythonpath: str) -> list[str]:
-    """Loaded top-level modules that a folder of the run's ``PYTHONPATH`` also holds."""
-    found = []
-    for folder in filter(None, pythonpath.split(os.pathsep)):
-        try:
-            names = os.listdir(folder)
-        except OSError:
+def _origins() -> dict[str, str]:
+    """Each loaded top-level module found on the path: the path folder it came from
+    (builtin and frozen modules, which no path can shadow, are left out)."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        if "." in name or spec is None:
             continue
-        for name in names:
-            top = name.partition(".")[0]
-            if top in loaded:
-                found.append(f"{top} ({folder})")
+        if spec.submodule_search_locations:  # a package: the folder holding its folder
+            found[name] = os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
+        elif spec.has_location and spec.origin:
+            found[name] = os.path.dirname(os.path.abspath(spec.origin))
+    return found
+
+
+def _names(folder: str) -> set[str]:
+    """The top-level names importable from a path folder (a module, a package, an
+    extension); none for what is not a folder (a zip, a missing one)."""
+    try:
+        return {entry.partition(".")[0] for entry in os.listdir(folder)}
+    except OSError:
+        return set()
+
+
+def _shadowed(origins: dict[str, str], path: list[str]) -> list[str]:
+    """Loaded modules that the run's path would find in another folder than the one the
+    server loaded them from (first folder holding the name; a namespace folder counts,
+    so an uncertain case is refused, never served)."""
+    listed = [(os.path.abspath(folder), _names(folder)) for folder in path]
+    found = []
+    for name, origin in origins.items():
+        first = next((folder for folder, names in listed if name in names), None)
+        if first != origin:
+            found.append(f"{name} ({first or 'not on the run path'}, loaded from {origin})")
     return sorted(found)
 
 
@@ -91,8 +116,8 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _child(req: dict[str, Any], server_env: dict[str, str], path: list[str],
-           loaded: set[str]) -> int:  # fmt: skip
+def _child(req: dict[str, Any], server_env: dict[str, str], site: list[str],
+           origins: dict[str, str]) -> int:  # fmt: skip
     """In the forked child: the run's exit code, or :data:`NOT_WARM` (nothing ran)."""
     try:
         _die_with_parent()
@@ -106,7 +131,8 @@ def _child(req: dict[str, Any], server_env: dict[str, str], path: list[str],
         os.dup2(out, 2)
         os.close(out)
         env: dict[str, str] = req["env"]
-        why = _differs(server_env, env) or _shadowed(loaded, env.get("PYTHONPATH", ""))
+        path = [req["cwd"], *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)), *site]
+        why = _differs(server_env, env) or _shadowed(origins, path)
         if why:
             print(f"ctxaudit.warm: not served warm: {', '.join(why)}", file=sys.stderr)
             sys.stderr.flush()
@@ -117,8 +143,7 @@ def _child(req: dict[str, Any], server_env: dict[str, str], path: list[str],
         import tempfile
 
         tempfile.tempdir = None  # TMPDIR is the run's
-        sys.path[:] = [req["cwd"], *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-        sys.path += path
+        sys.path[:] = path
         importlib.invalidate_caches()
         sys.argv = [req["module"], *req["args"]]
     except BaseException:  # noqa: BLE001 - said on the run's output; nothing ran yet
@@ -157,10 +182,11 @@ def serve(modules: list[str]) -> int:
         return 0
     gc.collect()
     gc.freeze()
-    loaded = {m.partition(".")[0] for m in sys.modules}  # the server's own modules too
-    path = list(sys.path)  # started without PYTHONPATH: the environment's own folders
+    origins = _origins()  # the server's own modules too
+    own = {os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    site = [p for p in sys.path if os.path.abspath(p) not in own]  # the environment's own
     server_env = dict(os.environ)
-    print(json.dumps({"ready": sorted(loaded)}), flush=True)
+    print(json.dumps({"ready": sorted(origins)}), flush=True)
     children: dict[int, int] = {}  # pid (and group) -> request id
     stdin = sys.stdin.buffer.fileno()
     pending = b""
@@ -189,7 +215,7 @@ def serve(modules: list[str]) -> int:
             if pid == 0:
                 with contextlib.suppress(OSError):
                     os.setpgid(0, 0)
-                return _child(req, server_env, path, loaded)
+                return _child(req, server_env, site, origins)
             with contextlib.suppress(OSError):  # both sides set it: no race with a kill
                 os.setpgid(pid, pid)
             children[pid] = req["id"]

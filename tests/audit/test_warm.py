@@ -128,6 +128,30 @@ def test_a_preloaded_module_on_the_runs_path_runs_cold(tmp_path: Path) -> None:
     assert not (tmp_path / "ran").exists()
 
 
+def test_a_package_preloaded_from_the_runs_path_serves_only_runs_that_find_it_there(
+    tmp_path: Path,
+) -> None:
+    """A target's own package on PYTHONPATH is preloaded from there (the first run's);
+    a run whose path finds another copy, or none, runs cold."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    tree, copy = tmp_path / "tree", tmp_path / "copy"
+    for folder in (tree, copy):
+        folder.mkdir()
+        (folder / "mylib.py").write_text("VALUE = 1\n")
+
+    def run(**extra: str) -> int | None:
+        cmd = [sys.executable, "-m", "probe"]
+        return warm.run(cmd, _env(tmp_path, **extra), tmp_path, tmp_path / "out", ["mylib"])
+
+    assert run(PYTHONPATH=str(tree)) == 0 and run(PYTHONPATH=str(tree)) == 0
+    (server,) = warm._servers.values()
+    assert server.served == 2
+    assert run(PYTHONPATH=str(copy)) is None
+    assert f"mylib ({copy}, loaded from {tree})" in (tmp_path / "out").read_text()
+    assert run() is None and "mylib (not on the run path" in (tmp_path / "out").read_text()
+    assert server.served == 4  # forked, then refused by the guard: nothing of them ran
+
+
 def test_warm_runs_off_runs_nothing_warm(tmp_path: Path) -> None:
     (tmp_path / "probe.py").write_text(PROBE)
     assert _run(tmp_path, "probe", _env(tmp_path, CTXAUDIT_WARM="0")) is None
@@ -190,14 +214,14 @@ def test_the_audits_death_ends_its_warm_runs(tmp_path: Path) -> None:
 
 
 def test_a_suite_gives_the_same_results_warm_and_cold(tmp_path: Path) -> None:
-    """The ledger's budget lockstep, as the audit runs it: the same tests, outcomes and
-    summary warm as cold."""
+    """The ledger's settlement lockstep, as the audit runs it: the same tests and
+    outcomes warm as cold."""
     from ctxaudit import targets
     from ctxaudit.suite_run import run_pytest
 
     kind = targets.get("ledger")
     (target,) = kind.expand("ledger")
-    suite = [s for s in kind.suites if "budget" in s] or list(kind.suites)[:1]
+    suite = [f"{kind.suites[0]}/test_stateful.py"]
 
     def outcomes(**extra: str) -> tuple[int, list[tuple[str, str]]]:
         status, tests, _, _ = run_pytest(target, suite, "ci", 0, extra)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from ctxaudit.targets.base import TargetError
 from ctxaudit.targets.openai_agents import findings
 from ctxaudit.targets.openai_agents import tree as oa
 from ctxaudit.targets.pypi import Tree
+from tests import inenv_child
 
 RELEASES = ("0.24.0", "0.23.1", "0.22.3", "0.7.0")
 LOCKSTEP = "tests/openai_agents/inenv/test_lockstep.py"
@@ -44,12 +44,7 @@ def releases(request: pytest.FixtureRequest) -> list[str]:
 
 def child(spec: str, args: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
     """pytest on ``args`` in the release's environment, as the audit runs it."""
-    target = get("openai-agents")
-    described = target.expand(spec)[0]
-    python, env = target.suite_process(described, Path(tempfile.gettempdir()))
-    env.update(extra)
-    cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *args]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    return inenv_child.child("openai-agents", spec, args, **extra)
 
 
 def test_lockstep_and_findings(request: pytest.FixtureRequest) -> None:
