@@ -43,6 +43,9 @@ class Step:
     #: outside it (a pop, a clear, an append on the store itself) and before anything
     #: made that session read the store again
     stale: bool = False
+    #: a run whose model call is sent a window of the history that starts at a tool
+    #: output whose call the window cuts off
+    orphan_output: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,9 @@ class Finding:
     in_region: Callable[[Step], bool]
     repro: str
     #: what the lockstep leaves out in the region: the whole step (the model adopts
-    #: the release's history), or only the run's answer (S9; the history is compared)
-    leaves_out: Literal["step", "answer"] = "step"
+    #: the release's history), only the run's answer (S9; the history is compared), or
+    #: only what its model call is sent (the history and the answer are compared)
+    leaves_out: Literal["step", "answer", "input"] = "step"
 
 
 def _test(name: str) -> str:
@@ -182,6 +186,24 @@ FINDINGS: tuple[Finding, ...] = (
         _test("test_oa_wrapper_write_during_compaction_lost"),
     ),
     Finding(
+        "OA-WINDOW-SENDS-ORPHAN-OUTPUT",
+        frozenset({"0.22.3", "0.23.1", "0.24.0"}),
+        "C1",
+        "with a store whose retrieval default (SessionSettings.limit) shows a window that "
+        "starts at a tool output, wrapped in the compaction session, a run sends the model "
+        "that output without its call (the Responses API refuses such an input): the "
+        "runner prunes what a limit orphans only when the session it is given has the "
+        "limit, and the compaction session does not expose its store's settings "
+        "(openai-agents-python #4324's fix, 0.20.0, covers the store and RunConfig)",
+        "openai-agents-python #4324 (0.20.0): 'prune orphaned tool outputs from limited "
+        "sessions'; the property F3: no tool result is sent without its call",
+        "a run through the compaction session whose model call is sent a window that starts "
+        "at a tool output whose call the window cuts off",
+        lambda s: s.orphan_output and not s.manual,
+        _test("test_oa_window_sends_orphan_output"),
+        leaves_out="input",
+    ),
+    Finding(
         "OA-COMPACTION-FAILURE-FAILS-RUN",
         frozenset({"0.7.0", "0.22.3", "0.23.1", "0.24.0"}),
         "S9",
@@ -220,9 +242,12 @@ def registered(version: str) -> list[Finding]:
     return registered_for(FINDINGS, version)
 
 
-def left_out(version: str, step: Step) -> Finding | None:
-    """The registered finding whose region ``step`` is in, if any; a finding that
-    leaves out the whole step comes before one that leaves out only the answer."""
-    found = [f for f in registered(version) if f.in_region(step)]
+def left_out(
+    version: str, step: Step, kinds: tuple[str, ...] = ("step", "answer")
+) -> Finding | None:
+    """The registered finding whose region ``step`` is in, if any, among those that
+    leave out one of ``kinds``; a finding that leaves out the whole step comes before
+    one that leaves out only the answer."""
+    found = [f for f in registered(version) if f.leaves_out in kinds and f.in_region(step)]
     found.sort(key=lambda f: f.leaves_out != "step")
     return found[0] if found else None

@@ -42,6 +42,11 @@ def test_oa_hook_asked_over_window() -> None:
     assert reproduces("OA-HOOK-ASKED-OVER-WINDOW"), "the suffix compaction runs now: fixed?"
 
 
+@pytest.mark.properties("C1")
+def test_oa_window_sends_orphan_output() -> None:
+    assert reproduces("OA-WINDOW-SENDS-ORPHAN-OUTPUT"), "the orphan is pruned now: fixed?"
+
+
 @pytest.mark.properties("S3", "S6")
 def test_oa_append_during_compaction_lost() -> None:
     assert reproduces("OA-APPEND-DURING-COMPACTION-LOST"), "the late append is kept now: fixed?"

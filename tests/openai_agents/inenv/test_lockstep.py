@@ -110,15 +110,19 @@ def summarize(covered: Sequence[str]) -> list[str]:
     return [i for i in covered if session.is_user(i)] + [f"CMP:enc:{len(covered)}"]
 
 
-def without_orphan_calls(items: Sequence[str]) -> list[str]:
+def without_orphans(items: Sequence[str]) -> list[str]:
     """``items`` less the tool calls whose output is not among them (a pop can leave
-    one): the runner leaves such a call out of the model's input, where the Responses
-    API refuses it (a parameter the model lacks: the harness's input sanitizing)."""
+    one) and the outputs whose call is not (a retrieval window can cut it off): the
+    Responses API refuses either in a model's input (F3, F4; a pending call aside, which
+    a stored history never holds), so the runner leaves them out (the harness's input
+    sanitizing, a parameter the model lacks)."""
     outputs = {i.removeprefix("out:r") for i in items if i.startswith("out:r")}
+    calls = {i.split('"tag": "')[1].rstrip('"}') for i in items if i.startswith("fc:echo")}
     return [
         i
         for i in items
-        if not i.startswith("fc:echo") or i.split('"tag": "')[1].rstrip('"}') in outputs
+        if not (i.startswith("fc:echo") and i.split('"tag": "')[1].rstrip('"}') not in outputs)
+        and not (i.startswith("out:r") and i.removeprefix("out:r") not in calls)
     ]
 
 
@@ -206,6 +210,7 @@ class SessionMachine(RuleBasedStateMachine):
         covered = history if manual else session.snapshot(c, self.model, history[len(self.model) :])
         fires = session.fires(c, covered, force)
         windowed = session.fires(c, session.visible(c, history), force)
+        shown = session.visible(c, self.model)  # what a run's model call is sent of it
         return findings.Step(
             manual=manual,
             hidden=c.window is not None and len(history) > c.window,
@@ -216,6 +221,8 @@ class SessionMachine(RuleBasedStateMachine):
             late=write is not None and write.via == "store",
             during_wrapper=write is not None and write.via == "wrapper",
             stale=self.stale,
+            orphan_output=not manual
+            and any(i.startswith("out:r") and i not in without_orphans(shown) for i in shown),
         )
 
     def adopt(self, finding: findings.Finding) -> None:
@@ -339,12 +346,16 @@ class SessionMachine(RuleBasedStateMachine):
         shapes.reached(ENTRIES, ASYNC_RUN, "automatic" if step.fires else "none")
         if write is not None and got.during is not None:
             shapes.reached(WRITERS, self.writer(write), IN_RUN)
-        seen = without_orphan_calls(session.visible(c, before))
+        seen = without_orphans(session.visible(c, before))
         sent = [[*seen, turn[0]]] + ([[*seen, *turn[:3]]] if tool else [])
-        assert got.model_inputs == sent, (
-            f"the model was not sent the window and the turn so far:\n{got.model_inputs}\n"
-            f"!=\n{sent}" + (f"\n(the run raised {got.raised!r})" if got.raised else "")
-        )
+        inputs_left_out = findings.left_out(VERSION, step, ("input",))
+        if inputs_left_out is not None:
+            _event(f"left out: {inputs_left_out.id}")
+        else:
+            assert got.model_inputs == sent, (
+                f"the model was not sent the window and the turn so far:\n{got.model_inputs}"
+                f"\n!=\n{sent}" + (f"\n(the run raised {got.raised!r})" if got.raised else "")
+            )
         if write is not None:  # the write is made only while a compact call is held
             assert (got.during is not None) == step.fires, (
                 f"{'a' if got.during else 'no'} compact call came where the model "
