@@ -462,8 +462,11 @@ class SessionMachine(RuleBasedStateMachine):
                 f"makes {'none' if got.during else 'one'}"
             )
         # as for a run: a write on the store in flight is kept and the replacement
-        # skipped; one through the compaction session waits for it
-        skipped = write is not None and write.via == "store" and step.fires
+        # skipped; one through the compaction session waits for it. A pop or a clear of
+        # an empty store changes nothing, so a release that compares the history may
+        # replace it (no write is lost either way)
+        changes = write is not None and (write.op == "add" or bool(before))
+        skipped = write is not None and write.via == "store" and step.fires and changes
         want = session.manual(c, before, summarize, force, compact_fails or skipped)
         stored = want.stored
         if write is not None and step.fires:

@@ -9,8 +9,14 @@ import asyncio
 import sys
 from types import SimpleNamespace
 
+import agents.memory
 from agents import Agent, Runner, SQLiteSession
 from agents.items import ModelResponse
+
+if not hasattr(agents.memory, "SessionSettings"):
+    print("this release has no SessionSettings (no retrieval window): not applicable")
+    sys.exit(0)
+
 from agents.memory import OpenAIResponsesCompactionSession, SessionSettings
 from agents.models.interface import Model
 from agents.usage import Usage
