@@ -42,6 +42,15 @@ def variables(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: environ[name] for name in IMPORT_VARIABLES if environ.get(name)}
 
 
+def inherited(environ: Mapping[str, str], caller: Mapping[str, str]) -> dict[str, str]:
+    """The import variables set in ``environ`` (a suite process's) with the value they
+    have in ``caller`` (the audit's): what the user's environment decided. Those a target
+    sets itself (a library target's ``PYTHONPATH`` of its cached environment, its
+    ``PYTHONNOUSERSITE``) are the target's route: its reruns take the same route and
+    set them again, and their values are paths of this machine, not of the verdict."""
+    return {k: v for k, v in variables(environ).items() if caller.get(k) == v}
+
+
 def fingerprint(environ: Mapping[str, str]) -> dict[str, object]:
     """What a cached verdict must have been made under: this process's Python and test
     libraries, and the import variables a suite process inherits from ``environ``."""

@@ -89,7 +89,7 @@ def run_pytest(
     """Run pytest on ``paths`` for ``target`` in a fresh process (under the python and
     environment the target's suites run in); ``shapes_out`` takes the shape coverage
     the suites counted (:mod:`ctxaudit.shapes`), ``environment_out`` what the process
-    imported and the import variables it ran with (:mod:`ctxaudit.environment`),
+    imported and the import variables it took from ours (:mod:`ctxaudit.environment`),
     ``errors_out`` each collection error in one line (its exception, where raised)."""
     kind = targets.get(target.kind)
     with tempfile.TemporaryDirectory(prefix="ctxaudit-") as tmp:
@@ -116,7 +116,7 @@ def run_pytest(
         tests = payload.get("tests", [])
         if environment_out is not None:
             environment_out.update(payload.get("imported", {}))
-            environment_out.update(environment.variables(env))
+            environment_out.update(environment.inherited(env, os.environ))
         if shapes_out is not None:
             shapes_out.extend(shapes.load(Path(env["CTXAUDIT_SHAPES"])))
         if errors_out is not None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -304,6 +306,19 @@ def test_a_report_says_what_its_suites_imported_and_its_rerun_runs_under_it(
     data = json.loads((tmp_path / "out/toy-cached-1.0/findings.json").read_text())
     assert data["environment"] == {**environment.imported(), "PYTHONPATH": str(tmp_path / "first")}
     assert "Ran under python `" in (tmp_path / "out/toy-cached-1.0/findings.md").read_text()
+
+    # a target that routes its suites itself (a library target's PYTHONPATH of its cached
+    # environment) made that choice, not the user: the report records none of it (its
+    # rerun takes the same route; the path is this machine's, never a committed report's)
+    own = {**os.environ, "PYTHONPATH": str(tmp_path / "cache-env"), "PYTHONNOUSERSITE": "1"}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("PYTHONPATH", raising=False)
+        mp.delenv("PYTHONNOUSERSITE", raising=False)
+        mp.setattr(Toy, "suite_process", lambda self, target, tmp: (sys.executable, own))
+        assert audit(tmp_path, "--seed", "4") == 0
+    data = json.loads((tmp_path / "out/toy-cached-1.0/findings.json").read_text())
+    assert data["environment"] == environment.imported()
+    assert "cache-env" not in (tmp_path / "out/toy-cached-1.0/findings.md").read_text()
 
     report = TargetReport("toy-cached", "1.0", "toy-cached", "dev", 3, 0.1, 1)
     report.environment = {"python": "3.11.7", "hypothesis": "6.100.0", "pytest": "9.2.0",
