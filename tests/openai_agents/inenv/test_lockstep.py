@@ -493,8 +493,12 @@ class SessionMachine(RuleBasedStateMachine):
         assert write is not None
         shapes.reached(WRITERS, self.writer(write), self.moment())
         popped = self.rig.write(write)
-        if self.one_session:  # the kept session's cache sees its own writes only
-            self.stale = write.via == "store" or (self.stale and write.op == "add")
+        if self.one_session:
+            # the kept session's cache sees its own writes only, and drops itself on a
+            # pop through it that popped an item (pop_item: 'if popped:'), or a clear
+            self.stale = write.via == "store" or (
+                self.stale and (write.op == "add" or (write.op == "pop" and popped is None))
+            )
         self.record(write, popped)
         stored, want = self.apply(self.model, write)
         assert popped == want, f"pop_item returned {popped!r} where the model pops {want!r}"
