@@ -470,7 +470,10 @@ class SessionMachine(RuleBasedStateMachine):
         want = session.manual(c, before, summarize, force, compact_fails or skipped)
         stored = want.stored
         if write is not None and step.fires:
-            stored, popped = self.apply(want.stored, write)
+            if write.via == "store" and not changes:  # made before the replacement: a no-op
+                popped = self.apply(before, write)[1]
+            else:  # made before a skipped replacement, or waiting for the compaction
+                stored, popped = self.apply(want.stored, write)
             self.check_write(write, got, popped)
         assert not got.model_inputs, "a manual compaction called the model"
         self.compare(stored, len(got.compacts), want.compacted is not None)
