@@ -1,7 +1,19 @@
 """OA-KEPT-SESSION-MISSES-STORE-WRITES (S3/S6): a manual run_compaction reads the stored
 history afresh instead of the compaction session's candidate cache, which sees only the
-writes made through the session; before 0.23 the cache is dropped at every compaction
-(manual and automatic calls share the code there)."""
+writes made through the session. Before 0.23 every compaction decision reads that cache
+(run_compaction, manual and automatic alike, and the runner's deferral of a compaction
+after a turn with tool outputs, which forces the next one): there the cache is never
+read, the store always is.
+
+The SDK's own tests that pin the cache (0.22.3's
+tests/memory/test_openai_responses_compaction_session.py, each over a mock store whose
+get_items never returns what add_items was given):
+
+- test_run_compaction_uses_sanitized_cached_items_after_add
+- test_run_compaction_auto_uses_input_when_last_response_unstored
+
+The other 213 tests of tests/memory pass with this fix, as with the earlier form that
+reset the cache in run_compaction only."""
 
 from ctxaudit.fixes import Edit, Fix, Form
 
@@ -18,26 +30,17 @@ FRESH_023 = (
     "            self._compaction_candidate_items = self._session_items = None\n"
     + ENSURE_023.removeprefix(ROLLBACK_CHECK)
 )
-ENSURE_022 = (
-    "        compaction_candidate_items, session_items = await self._ensure_compaction_candidates(\n"
-    "            read_items\n"
+CACHED = (
+    "        if self._compaction_candidate_items is not None and self._session_items is not None:\n"
+    "            return (self._compaction_candidate_items[:], self._session_items[:])\n"
 )
-ENSURE_07 = (
-    "        compaction_candidate_items, session_items = await self._ensure_compaction_candidates()\n"
-    "\n"
-    "        force ="
-)
-RESET = (
-    "        # the store may have been written outside this session since the cache was read\n"
-    "        self._compaction_candidate_items = self._session_items = None\n"
-)
+READ = "        # the store may have been written outside this session: read it, not the cache\n"
 
 FIX = Fix(
     finding="OA-KEPT-SESSION-MISSES-STORE-WRITES",
-    why="a manual compaction reads the stored history, not the session's candidate cache",
+    why="a compaction decision reads the stored history, not the session's candidate cache",
     forms=(
-        Form(versions="<0.8.0", edits=(Edit(SESSION, ENSURE_07, RESET + ENSURE_07),)),
-        Form(versions=">=0.22.0,<0.23.0", edits=(Edit(SESSION, ENSURE_022, RESET + ENSURE_022),)),
+        Form(versions="<0.23.0", edits=(Edit(SESSION, CACHED, READ),)),
         Form(versions=">=0.23.0", edits=(Edit(SESSION, ENSURE_023, FRESH_023),)),
     ),
 )
