@@ -1,12 +1,12 @@
 """This repository's suites run with ctxaudit's pytest setup (ctxaudit/pytest_plugin.py:
 profiles, the registered targets' options, failure output), and the fault-injection
-tests' tally (tests/fault_tally.py)."""
+tests' tally (tests/fault_tally.py), and a per-test CPU tally when asked (tests/cpu_tally.py)."""
 
 import signal
 
 import pytest
 
-pytest_plugins = ["ctxaudit.pytest_plugin", "tests.fault_tally"]
+pytest_plugins = ["ctxaudit.pytest_plugin", "tests.fault_tally", "tests.cpu_tally"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
