@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxaudit import own_tests
+from ctxaudit.own_tests import PeerSuite as PeerSuite  # re-exported: the declaration's type
+
 ISOLATIONS = ("fork", "process")
 #: ctxaudit's pytest setup, given to every run of a target's suite (one that lives
 #: outside this repository has no conftest.py that loads it)
@@ -105,24 +108,6 @@ def unreferenced(root: Path, names: Iterable[str]) -> frozenset[str]:
                 ):
                     used.add(m.group(1))
     return frozenset(pending) - used
-
-
-@dataclass(frozen=True)
-class PeerSuite:
-    """The target's own tests, run against the same mutants for comparison (not gated)."""
-
-    name: str
-    #: a test file is selected when its text matches this regex (default: every file)
-    tests_matching: re.Pattern[str]
-    #: ``{peer}`` is replaced by the folder that holds the suite's ``tests/``
-    pytest_args: tuple[str, ...]
-    deselect: tuple[tuple[str, str], ...] = ()
-    selection_reason: str = ""
-    #: the candidate test files: globs (``**`` for any depth) or paths relative to that
-    #: folder; the default is the top level of ``tests/``
-    tests: tuple[str, ...] = ("tests/test_*.py",)
-    #: how the report names the suite in its tables ("gitreins' tests")
-    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -261,26 +246,10 @@ def load_targets(path: Path) -> dict[str, TargetConfig]:
 
 
 def _peer(p: dict[str, Any], target: str) -> PeerSuite:
-    tests = p.get("tests", list(PeerSuite.tests))
-    if isinstance(tests, str):
-        tests = [tests]
-    if not tests or not all(isinstance(t, str) and t and not t.startswith("/") for t in tests):
-        raise ConfigError(
-            f"mutation.toml: [{target}.peer] tests: relative paths or globs, at least one"
-        )
-    return PeerSuite(
-        name=str(p["name"]),
-        tests_matching=re.compile(str(p.get("tests_matching", "")), re.M),
-        pytest_args=tuple(str(a) for a in p.get("pytest_args", ())),
-        deselect=tuple((d["test"], _reason(d, target)) for d in p.get("deselect", ())),
-        selection_reason=_reason({"reason": p.get("selection_reason", "")}, target),
-        tests=tuple(tests),
-        label=str(p.get("label", _possessive(target) + " tests")),
-    )
-
-
-def _possessive(name: str) -> str:
-    return name + ("'" if name.endswith("s") else "'s")
+    try:
+        return own_tests.parse(p, target)
+    except own_tests.OwnTestsError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _names(function: str | list[str]) -> list[str]:

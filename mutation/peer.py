@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxaudit.own_tests import select_tests as select_tests  # re-exported
 from mutation import driver, engine, peer_outcomes
-from mutation.config import PeerSuite, TargetConfig
+from mutation.config import TargetConfig
 from mutation.engine import MutationError
 
 
@@ -117,20 +118,6 @@ def _conftests(root: Path, tests: tuple[str, ...]) -> list[str]:
         if c.is_file()
     }
     return sorted(str(c.relative_to(root)) for c in found)
-
-
-def select_tests(root: Path, peer: PeerSuite) -> list[str]:
-    """The peer's test files under ``root``: those ``peer.tests`` names (paths or globs,
-    ``**`` for any depth, relative to ``root``) whose text matches ``peer.tests_matching``;
-    absolute, sorted, each once."""
-    found: set[Path] = set()
-    for pattern in peer.tests:
-        found.update(p for p in root.glob(pattern) if p.is_file() and p.suffix == ".py")
-    return sorted(
-        str(p)
-        for p in found
-        if peer.tests_matching.search(p.read_text(encoding="utf-8", errors="replace"))
-    )
 
 
 def _peer_runtime(kind: Any, target: str, tree_or_spec: str | None) -> driver.Runtime | None:
