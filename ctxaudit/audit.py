@@ -32,7 +32,7 @@ from ctxaudit.environment import IMPORT_VARIABLES, assignments
 from ctxaudit.mutation_audit import MutationOptions as MutationOptions  # re-exported
 from ctxaudit.mutation_audit import run_mutation as run_mutation  # re-exported
 from ctxaudit.suite import REPO as REPO_ROOT
-from ctxaudit.suite_run import Ticker, rootdir_of, run_pytest
+from ctxaudit.suite_run import Ticker, own_tests_runner, rootdir_of, run_pytest
 from ctxaudit.target_report import Finding as Finding  # re-exported
 from ctxaudit.target_report import TargetReport, heading, judge
 from ctxaudit.target_report import extract_findings as extract_findings  # re-exported
@@ -216,6 +216,8 @@ def run_fix_audit(
         seeds=fixed_seeds, version_name=kind.fix_version(resolved),
         leave_out=lambda ids: kind.copy_env(resolved, ids), fixed_suites=kind.fixed_suites,
         attribution_only=attribution_only,
+        # --no-peer: the target's own tests run on no fixed tree either
+        own_tests=own_tests_runner(target) if os.environ.get("CTXAUDIT_PEER") != "0" else None,
     )  # fmt: skip
     fix_audit(report, resolved.root, run, options)
 

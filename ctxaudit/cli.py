@@ -192,9 +192,10 @@ def _add_step_options(audit: argparse.ArgumentParser) -> None:
         "--peer",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="with mutation, also run the same mutants against the target's own tests where "
-        "it has some (gitreins: its sdist's) and report both scores side by side; never gated "
-        "(default: on)",
+        help="the target's own tests where it declares some (gitreins: its sdist's): with "
+        "mutation, also run the same mutants against them and report both scores side by "
+        "side, never gated; with the fixes, run them on the unfixed and the fully fixed "
+        "trees (a fix must pass them except those it names as pinning the bug) (default: on)",
     )
     audit.add_argument(
         "--mutate",

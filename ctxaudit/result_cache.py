@@ -338,8 +338,9 @@ class StepCaches:
             digest = self.target(target)
         except Exception:  # a target that does not resolve: the run itself reports why
             return None
+        own = os.environ.get("CTXAUDIT_PEER") != "0"
         key = properties_key(
-            digest, self.suite, profile, seed, fixed_seeds, fixes, fingerprint(os.environ)
+            digest, self.suite, profile, seed, fixed_seeds, fixes, fingerprint(os.environ), own
         )
         if key is not None:
             self._requests[key] = {

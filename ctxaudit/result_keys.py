@@ -50,8 +50,10 @@ def properties_key(
     fixed_seeds: Sequence[int],
     fixes: bool,
     environment: Mapping[str, Any],
+    own_tests: bool = True,
 ) -> str | None:
-    """The key of a property phase; None when it draws a random seed (never reused)."""
+    """The key of a property phase (``own_tests``: the fix audit runs the target's own
+    tests on the fixed trees); None when it draws a random seed (never reused)."""
     if seed is None and not PROFILES[profile].get("derandomize"):
         return None
     return key_of(
@@ -64,6 +66,7 @@ def properties_key(
             "seed": seed,
             "fixed_seeds": [int(s) for s in fixed_seeds],
             "fixes": fixes,
+            "own_tests": own_tests,
             "environment": dict(environment),
         }
     )

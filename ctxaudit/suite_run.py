@@ -14,10 +14,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxaudit import environment, shapes, targets
+from ctxaudit import environment, own_tests, shapes, targets
 from ctxaudit.paths import bytecode_environ
 from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.targets.base import Described as Target
@@ -37,8 +38,9 @@ def run_with_ticker(
     env: dict[str, str],
     ticker: Ticker | None,
     preload: Sequence[str] | None = None,
+    cwd: Path = REPO_ROOT,
 ) -> tuple[int, str, float]:
-    """Run a command, calling ``ticker`` with a status line every second.
+    """Run a command in ``cwd``, calling ``ticker`` with a status line every second.
 
     The command runs in a process group of its own that dies with the audit
     (``ctxaudit/procs.py``); once the audit is interrupted this raises
@@ -57,14 +59,14 @@ def run_with_ticker(
     if preload is not None:
         with tempfile.TemporaryDirectory(prefix="ctxaudit-warm-") as tmp:
             out = Path(tmp) / "output"
-            code = warm.run(cmd, env, REPO_ROOT, out, preload, tick=tick)
+            code = warm.run(cmd, env, cwd, out, preload, tick=tick)
             procs.check()
             if code is not None:
                 output = out.read_text(encoding="utf-8", errors="replace")
                 return code, output, time.monotonic() - started
     with tempfile.TemporaryFile("w+") as cold:
         with procs.spawn(
-            cmd, env, cwd=REPO_ROOT, stdout=cold, stderr=subprocess.STDOUT, text=True
+            cmd, env, cwd=cwd, stdout=cold, stderr=subprocess.STDOUT, text=True
         ) as proc:
             while proc.poll() is None:
                 tick()
@@ -143,3 +145,62 @@ def rootdir_of(paths: Sequence[str]) -> Path | None:
         return None
     common = Path(os.path.commonpath([str(f.resolve()) for f in files]))
     return common if common.is_dir() else common.parent
+
+
+@dataclass(frozen=True)
+class OwnRun:
+    """A run of a target's own tests on one tree: each test's record (``nodeid``,
+    ``outcome``, ...: ``ctxaudit/pytest_results.py``), or why they did not run (then no
+    record is evidence of anything)."""
+
+    tests: list[dict[str, Any]]
+    error: str = ""
+
+    def failed(self) -> set[str]:
+        """The tests that failed (in their setup, call or teardown)."""
+        return {t["nodeid"] for t in self.tests if t["outcome"] == "failed"}
+
+
+#: runs a target's own tests on a tree (a copy of the version's): all those its
+#: declaration selects, or only the node ids given
+OwnTestsRunner = Callable[[Path, Sequence[str]], OwnRun]
+
+
+def own_tests_runner(target: Target) -> OwnTestsRunner | None:
+    """How the fix audit runs ``target``'s own tests on a copy of its tree: the tests its
+    ``mutation.toml`` declares (``ctxaudit/own_tests.py``), in the version's peer
+    environment with the copy first on the path (the target's ``peer_process``). None
+    when the target declares none, or has no peer environment to run them in."""
+    kind = targets.get(target.kind)
+    scope, process = kind.mutation, getattr(kind, "peer_process", None)
+    if scope is None or not scope.peer or process is None:
+        return None
+    suite = own_tests.declared(scope.config, scope.section)
+    if suite is None:
+        return None
+
+    def run(tree: Path, only: Sequence[str]) -> OwnRun:
+        try:
+            root = kind.peer_suite(kind.resolve(target.spec, target.repo))
+            if root is None:
+                return OwnRun([], "this version ships no tests of its own")
+            files = list(only) or own_tests.select_tests(root, suite)
+            with tempfile.TemporaryDirectory(prefix="ctxaudit-own-") as tmp:
+                copy = Target(target.kind, str(tree), target.version, target.repo)
+                python, env = process(copy, Path(tmp))
+                results = Path(tmp) / "results.json"
+                env["CTXAUDIT_RESULTS"] = str(results)
+                cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+                cmd += ["-p", "ctxaudit.pytest_results", *suite.args(root), *files]
+                status, output, _ = run_with_ticker(cmd, env, None, cwd=root)
+                payload = json.loads(results.read_text()) if results.exists() else {}
+        except Exception as exc:  # noqa: BLE001 - an environment that does not build
+            return OwnRun([], f"{type(exc).__name__}: {str(exc)[:300]}")
+        tests = payload.get("tests", [])
+        if status not in (0, 1) or not tests:
+            errors = [str(e.get("why")) for e in payload.get("collect_errors", [])]
+            why = errors[0] if errors else (output.strip().splitlines() or ["no output"])[-1]
+            return OwnRun([], f"pytest exit {status}: {why}")
+        return OwnRun(tests)
+
+    return run

@@ -15,6 +15,9 @@ attribute each failure of the unfixed tree to the finding whose fix explains it.
    for on the version (a form with a ``reason``) keeps its region out. What
    fails there is new. Each such failure is replayed on the fully fixed tree minus one
    fix at a time: a fix whose removal makes it pass *breaks* that property.
+   The target's own tests (where it declares some) run on the unfixed and the fully
+   fixed trees: a fix must pass them except those its form names as pinning the bug
+   (:mod:`~ctxaudit.fixaudit.own_tests`).
 3. Each failure of the unfixed tree is replayed (its shrunk example, ``ctxaudit.replay``;
    a test without one is rerun) on each single-fix tree. The findings whose fix makes
    it pass own it; a failure no single fix explains stays new, and says so.
@@ -43,7 +46,8 @@ replays the example on both.
 Its modules, one concern each: :mod:`~ctxaudit.fixaudit.state` (the options, and the
 audit under way), :mod:`~ctxaudit.fixaudit.replays` (the replays, and the control),
 :mod:`~ctxaudit.fixaudit.single_fix` (each fix alone), :mod:`~ctxaudit.fixaudit.fixed_tree`
-(the fully fixed tree, and the fixes that break it), :mod:`~ctxaudit.fixaudit.owners` (the
+(the fully fixed tree, and the fixes that break it), :mod:`~ctxaudit.fixaudit.own_tests`
+(the harness's own tests on it), :mod:`~ctxaudit.fixaudit.owners` (the
 unfixed tree's failures attributed). This one runs the steps in order (:func:`fix_audit`,
 :func:`attribute_failures`) and records their results in the report.
 """
@@ -58,6 +62,7 @@ from typing import Any
 
 from ctxaudit.attribution import Runner
 from ctxaudit.fixaudit.fixed_tree import blame, fully_fixed_tree
+from ctxaudit.fixaudit.own_tests import own_tests
 from ctxaudit.fixaudit.owners import attribute_to_owners, first_owners
 from ctxaudit.fixaudit.replays import control_replays
 from ctxaudit.fixaudit.single_fix import each_fix_alone, single_fix_trees
@@ -96,6 +101,7 @@ def fix_audit(report: TargetReport, root: Path, run: Runner, options: FixAuditOp
         owners = each_fix_alone(audit, failures, control)
         fixed = fully_fixed_tree(audit)
         blame(audit, fixed)
+        own_tests(audit, fixed)
     attribute_to_owners(audit, failures, owners, control)
     _record(audit, fixed, round(time.monotonic() - started, 1))
 
@@ -145,6 +151,7 @@ def _record(audit: FixAudit, fixed: FixedTree, elapsed_s: float) -> None:
         "seeds": fixed.seeds,
         "left_out": audit.unfixable,
         "elapsed_s": elapsed_s,
+        **({"own_tests": fixed.own_tests} if fixed.own_tests else {}),
     }
 
 

@@ -41,7 +41,7 @@ def fully_fixed_tree(audit: FixAudit) -> FixedTree:
         why = "the suite did not run on the fixed tree"
         fixed.unchecked.append({"nodeid": "-", "properties": list(props), "why": why})
         fixed.verdicts = {p: COULD_NOT_CHECK for p in props}
-    return FixedTree(full.applied, link, none_applied, fixed, seeds)
+    return FixedTree(full.applied, link, none_applied, fixed, seeds, full.root)
 
 
 def _fixed_tree_tests(audit: FixAudit, tree: Path, seeds: list[int | None]) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from typing import Any
 from ctxaudit import fix_patches
 from ctxaudit import fixes as fixlib
 from ctxaudit.attribution import Runner
+from ctxaudit.suite_run import OwnTestsRunner
 from ctxaudit.target_report import TargetReport
 
 Ticker = Callable[[str], None]
@@ -52,6 +53,10 @@ class FixAuditOptions:
     phase does); the replays of its failures leave out the same, and so does the
     command that reruns an attribution.
 
+    ``own_tests``: runs the target's own tests on a tree (``ctxaudit.suite_run``); with
+    it, they run on the unfixed and the fully fixed trees, and a fix must pass them
+    except those its form names as pinning the bug (:mod:`ctxaudit.fixaudit.own_tests`).
+
     ``attribution_only``: only tell the unfixed tree's failures known from new
     (``--no-fixes``: :func:`attribute_failures`), so that the known/new split does not
     depend on whether the fixes are verified; no fix is verified, no fully fixed tree."""
@@ -67,6 +72,7 @@ class FixAuditOptions:
     fixed_suites: Sequence[str] | None = None
     left_out: Sequence[str] | None = None
     attribution_only: bool = False
+    own_tests: OwnTestsRunner | None = None
 
 
 @dataclasses.dataclass
@@ -125,6 +131,9 @@ class FixedTree:
     none_applied: str  # why no fix applied, in words ("" when one did)
     report: TargetReport  # its suites' run, judged
     seeds: list[int | None]
+    root: Path | None = None  # the tree (under the audit's temporary folder)
+    #: the target's own tests on it (:mod:`ctxaudit.fixaudit.own_tests`); empty: not run
+    own_tests: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def start(

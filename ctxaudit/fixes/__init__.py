@@ -63,6 +63,12 @@ class Form:
     #: nothing. What tells apart trees whose edited lines are the same but not what the
     #: new lines need (the package an added import comes from)
     anchors: tuple[tuple[str, str], ...] = ()
+    #: the harness's own tests that pin the bug on a tree this form fixes (node ids
+    #: relative to the folder that holds its ``tests/``; one without its parameters
+    #: names every parametrization): each is expected to fail with the fix, and the fix
+    #: audit names it; any other own test that fails with the fix counts against the fix
+    #: (``ctxaudit/fixaudit/own_tests.py``)
+    pins: tuple[str, ...] = ()
 
     def applies(self, version: str) -> bool:
         """Whether this form was written for ``version`` (``*`` included): what orders the

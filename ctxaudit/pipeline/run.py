@@ -74,7 +74,7 @@ def audit_with_signals(options: AuditOptions) -> int:
     stuck = False
     with procs.on_signals(), procs.temp_root():
         try:
-            with fix_audit(options.fixes):
+            with fix_audit(options.fixes, options.peer):
                 return run_audit(options)
         except KeyboardInterrupt:
             stuck = interrupted(options.out)
@@ -86,20 +86,23 @@ def audit_with_signals(options: AuditOptions) -> int:
 
 
 @contextlib.contextmanager
-def fix_audit(on: bool) -> Iterator[None]:
-    """``--no-fixes`` for this run: ``CTXAUDIT_FIXES=0``, which the audit and its step
-    cache key read, set while it runs and restored after (an in-process caller's later
-    runs are its own)."""
-    before = os.environ.get("CTXAUDIT_FIXES")
-    if not on:
-        os.environ["CTXAUDIT_FIXES"] = "0"
+def fix_audit(on: bool, peer: bool = True) -> Iterator[None]:
+    """``--no-fixes`` for this run: ``CTXAUDIT_FIXES=0``, and ``--no-peer``:
+    ``CTXAUDIT_PEER=0`` (no fixed tree runs the target's own tests), which the audit and
+    its step cache key read, set while it runs and restored after (an in-process
+    caller's later runs are its own)."""
+    before = {name: os.environ.get(name) for name in ("CTXAUDIT_FIXES", "CTXAUDIT_PEER")}
+    for name, wanted in (("CTXAUDIT_FIXES", on), ("CTXAUDIT_PEER", peer)):
+        if not wanted:
+            os.environ[name] = "0"
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop("CTXAUDIT_FIXES", None)
-        else:
-            os.environ["CTXAUDIT_FIXES"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def interrupted(out: Path) -> bool:

@@ -1,0 +1,95 @@
+"""The harness's own tests on the fixed trees (step 2b of the fix audit): a fix must pass
+them, except those that pin the bug, each named by its form (``Form.pins``).
+
+The tests the target declares (``ctxaudit/own_tests.py``) run on the unfixed tree and
+on the fully fixed one. A test that fails on both is the release's own, not the fixes'.
+One that fails only with the fixes is *pinned* when a fix applied names it, and else
+*broken*: it runs again on each fix alone, and each fix it fails with "breaks the
+harness's own tests" (its row says which). A pin that passes with the fixes is *stale*:
+the form names a test its fix does not change.
+
+Three outcomes: a run that did not happen (an environment that does not build, a
+suite that did not collect) leaves the check "could not check" with its reason; it
+never reads as passing, and no fix's status changes for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxaudit import fixes as fixlib
+from ctxaudit.fixaudit.state import VERIFIED, FixAudit, FixedTree
+
+
+def own_tests(audit: FixAudit, fixed: FixedTree) -> None:
+    """Run the target's own tests on the unfixed and the fully fixed trees and record
+    what the fixes changed (``fixed.own_tests``); a fix that breaks one is marked so."""
+    runner = audit.options.own_tests
+    if runner is None or not fixed.applied or fixed.root is None:
+        return
+    audit.tick("the harness's own tests, without and with the fixes")
+    base = runner(audit.root, ())
+    full = runner(fixed.root, ()) if not base.error else base
+    if base.error or full.error:
+        why = base.error or full.error
+        fixed.own_tests = {"could_not_check": why}
+        return
+    pins = {fid: _pins(audit, fid) for fid in fixed.applied}
+    already = base.failed()
+    changed = sorted(full.failed() - already)
+    pinned = {t: who for t in changed if (who := [f for f, p in pins.items() if _names(p, t)])}
+    broken = [t for t in changed if t not in pinned]
+    blamed = _blame(audit, fixed.applied, broken) if broken else {}
+    stale: dict[str, list[str]] = {}
+    for fid, names in pins.items():
+        unused = [p for p in names if not any(_names([p], t) for t in full.failed())]
+        if unused:
+            stale[fid] = unused
+    fixed.own_tests = {
+        "ran": len({t["nodeid"] for t in full.tests}),
+        "failing_unfixed": sorted(already),
+        "pinned": pinned,
+        "broken": {t: blamed.get(t, []) for t in broken},
+        "stale_pins": stale,
+    }
+    for fid in fixed.applied:
+        theirs = [t for t in broken if fid in blamed.get(t, [])]
+        row = audit.rows[fid]
+        if theirs and row["status"] in (VERIFIED, "not verified"):
+            row["status"] = "breaks the harness's own tests"
+            row["detail"] = (
+                f"{len(theirs)} of them fail with it alone: "
+                + ", ".join(f"`{t}`" for t in theirs[:5])
+                + (" ..." if len(theirs) > 5 else "")
+            )
+
+
+def _pins(audit: FixAudit, fid: str) -> tuple[str, ...]:
+    """The own tests the form of ``fid``'s fix that this tree takes names as pinning
+    the bug."""
+    try:
+        form = fixlib.choose(audit.fixes[fid], audit.root, audit.version)
+    except fixlib.NotApplied:
+        return ()
+    return () if form is None else form.pins
+
+
+def _names(pins: Sequence[str], test: str) -> bool:
+    """Whether ``pins`` name ``test`` (a pin without parameters names each of them)."""
+    return any(test == p or test.startswith(p + "[") for p in pins)
+
+
+def _blame(audit: FixAudit, applied: list[str], broken: list[str]) -> dict[str, list[str]]:
+    """Each broken test, rerun on each fix alone: the fixes it fails with. A rerun that
+    did not happen blames no fix."""
+    runner = audit.options.own_tests
+    assert runner is not None
+    blamed: dict[str, list[str]] = {}
+    for fid in applied:
+        tree = audit.singles.get(fid)
+        if tree is None:
+            continue
+        got = runner(tree, broken)
+        for test in sorted(got.failed() & set(broken)):
+            blamed.setdefault(test, []).append(fid)
+    return blamed

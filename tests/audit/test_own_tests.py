@@ -1,0 +1,114 @@
+"""A fix must pass the harness's own tests except those that pin the bug, each named by
+its form (``ctxaudit/fixaudit/own_tests.py``): the fix audit runs them on the unfixed
+and the fully fixed trees, names the pinned ones, blames each broken one on the fixes it
+fails with alone, and says "could not check" when they did not run. Milliseconds: the
+suites and the own tests are functions of the tree's text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxaudit.audit import render_markdown
+from ctxaudit.fixaudit import FixAuditOptions, fix_audit
+from ctxaudit.fixes import Edit, Fix, Form
+from ctxaudit.suite_run import OwnRun
+from ctxaudit.target_report import TargetReport
+from tests.audit.test_fixes import tree
+
+#: X's fix pins the harness's test of the bug (each parametrization) and a test it does
+#: not change; Z's breaks a test that has nothing to do with its finding
+FIX_X = Fix(
+    "X", (Form("*", (Edit("engine/a.py", "A = 1\n", "A = 2\n"),), pins=("own_pin", "own_gone")),)
+)
+FIX_Z = Fix("Z", (Form("*", (Edit("engine/a.py", "C = 1\n", "C = 2\n"),)),))
+
+
+def suites(tree: str, paths: list[str], env: dict[str, str], replays: Any) -> Any:
+    """Every property holds on the fully fixed tree; each finding's regression test
+    (``test_reg``) fails with its fix (``CTXAUDIT_FINDINGS_ASSUMED``)."""
+    text = (Path(tree) / "engine" / "a.py").read_text()
+    if paths == ["suites"]:
+        return [{"nodeid": "test_p", "when": "call", "outcome": "passed", "properties": ["P"],
+                 "longrepr": ""}]  # fmt: skip
+    fixed = {"X": "A = 2" in text, "Z": "C = 2" in text}[env["CTXAUDIT_FINDINGS_ASSUMED"]]
+    outcome, longrepr = ("failed", "AssertionError: fixed?") if fixed else ("passed", "")
+    return [{"nodeid": "test_reg", "when": "call", "outcome": outcome, "properties": ["P"],
+             "longrepr": longrepr}]  # fmt: skip
+
+
+def own(calls: list[tuple[str, tuple[str, ...]]]) -> Any:
+    def run(tree: Path, only: Sequence[str]) -> OwnRun:
+        calls.append((tree.name, tuple(only)))
+        text = (tree / "engine" / "a.py").read_text()
+        fails = {
+            "own_pin[1]": "A = 2" in text,  # the harness's test that asserts the bug
+            "own_broken": "C = 2" in text,  # Z's fix breaks it
+            "own_release": True,  # fails on the release already
+            "own_ok": False,
+        }
+        return OwnRun(
+            [
+                {"nodeid": n, "when": "call", "outcome": "failed" if f else "passed"}
+                for n, f in fails.items()
+                if not only or n in only
+            ]  # fmt: skip
+        )
+
+    return run
+
+
+def audited(tmp_path: Path, runner: Any) -> TargetReport:
+    r = TargetReport("ledger", "0.3", "ledger", "ci", 1, 0.0, 0)  # any registered target
+    r.known = [
+        {"id": i, "property": "P", "summary": i, "region": i, "repro": "test_reg",
+         "registered": True, "affects": True}
+        for i in "XZ"
+    ]  # fmt: skip
+    options = FixAuditOptions(
+        ["suites"], {"P": "p"}, tmp_path / "out" / "ledger-0.3", fixes={"X": FIX_X, "Z": FIX_Z},
+        own_tests=runner,
+    )  # fmt: skip
+    fix_audit(r, tree(tmp_path), suites, options)
+    return r
+
+
+def test_a_fix_that_breaks_an_own_test_is_named_and_a_pinned_one_is_not(tmp_path: Path) -> None:
+    calls: list[tuple[str, tuple[str, ...]]] = []
+    r = audited(tmp_path, own(calls))
+    assert r.fixed["ok"] and r.fixed["applied"] == ["X", "Z"]
+    assert r.fixed["own_tests"] == {
+        "ran": 4,
+        "failing_unfixed": ["own_release"],
+        "pinned": {"own_pin[1]": ["X"]},
+        "broken": {"own_broken": ["Z"]},
+        "stale_pins": {"X": ["own_gone"]},
+    }
+    # the unfixed tree, the fully fixed one, then the broken test on each fix alone
+    assert calls == [("src", ()), ("all", ()), ("X", ("own_broken",)), ("Z", ("own_broken",))]
+    rows = {x["id"]: x for x in r.fixes}
+    assert rows["X"]["status"] == "fix verified"
+    assert rows["Z"]["status"] == "breaks the harness's own tests"
+    assert "`own_broken`" in rows["Z"]["detail"]
+    text = render_markdown(r)
+    assert "### The harness's own tests" in text
+    assert "**1 broken**, 1 pinning the bug" in text
+    assert "- broken: `own_broken`: fails with Z" in text
+    assert "- pins the bug (named by X): `own_pin[1]`" in text
+    assert 'named by X as pinning the bug, but passes with the fixes: "own_gone"' in text
+
+
+def test_own_tests_that_did_not_run_could_not_check(tmp_path: Path) -> None:
+    """An environment that does not build: no fix's status changes, and the report says
+    why the check did not run (never that the fixes pass)."""
+    r = audited(tmp_path, lambda tree, only: OwnRun([], "uv pip compile: unsatisfiable"))
+    assert r.fixed["own_tests"] == {"could_not_check": "uv pip compile: unsatisfiable"}
+    assert {x["status"] for x in r.fixes} == {"fix verified"}
+    assert "**ctxaudit could not check them**: uv pip compile: unsatisfiable." in render_markdown(r)
+
+
+def test_without_own_tests_the_report_says_nothing_of_them(tmp_path: Path) -> None:
+    r = audited(tmp_path, None)
+    assert "own_tests" not in r.fixed
+    assert "own tests" not in render_markdown(r)
