@@ -30,12 +30,17 @@ def _cpu() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
-    out = os.environ.get("CTXAUDIT_CPU_TALLY")
+    # taken out of the environment while the test runs: the pytest processes it starts
+    # (a target's suites) count inside it, not as tests of their own
+    out = os.environ.pop("CTXAUDIT_CPU_TALLY", "")
     if not out:
         yield
         return
     cpu, wall = _cpu(), time.monotonic()
-    yield
+    try:
+        yield
+    finally:
+        os.environ["CTXAUDIT_CPU_TALLY"] = out
     line = {"test": item.nodeid, "cpu": round(_cpu() - cpu, 2)}
     line["wall"] = round(time.monotonic() - wall, 2)
     with open(out, "a", encoding="utf-8") as fh:
