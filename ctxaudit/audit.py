@@ -211,13 +211,13 @@ def run_fix_audit(
 
     kind = targets.get(target.kind)
     resolved = kind.resolve(target.spec, target.repo)
+    own = os.environ.get("CTXAUDIT_OWN_TESTS") == "1"  # --own-tests (on with --release)
     options = FixAuditOptions(
         list(kind.suites), dict(kind.properties), out_root / target.label, ticker,
         seeds=fixed_seeds, version_name=kind.fix_version(resolved),
         leave_out=lambda ids: kind.copy_env(resolved, ids), fixed_suites=kind.fixed_suites,
         attribution_only=attribution_only,
-        # --no-peer: the target's own tests run on no fixed tree either
-        own_tests=own_tests_runner(target) if os.environ.get("CTXAUDIT_PEER") != "0" else None,
+        own_tests=own_tests_runner(target, ticker) if own else None,
     )  # fmt: skip
     fix_audit(report, resolved.root, run, options)
 

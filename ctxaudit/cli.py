@@ -2,6 +2,7 @@
 
     ctxaudit audit [--target SPEC]... [--release] [--profile ci|thorough] [--seed N]
                    [--out DIR] [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
+                   [--own-tests/--no-own-tests]
                    [--jobs N] [--since REV] [--baseline FILE]
     ctxaudit baseline --target SPEC... --out FILE
     ctxaudit test [PYTEST ARGS]          pytest over ctxaudit's suites (a report's reruns)
@@ -106,8 +107,9 @@ def _add_audit_targets(audit: argparse.ArgumentParser) -> None:
     audit.add_argument(
         "--release",
         action="store_true",
-        help="the thorough release audit: the thorough profile and the mutation audit "
-        "(with the peer suite), unless --profile or --no-mutation say otherwise",
+        help="the thorough release audit: the thorough profile, the mutation audit (with "
+        "the peer suite) and the fixes against the target's own tests, unless --profile, "
+        "--no-mutation or --no-own-tests say otherwise",
     )
     audit.add_argument(
         "--profile",
@@ -192,10 +194,17 @@ def _add_step_options(audit: argparse.ArgumentParser) -> None:
         "--peer",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="the target's own tests where it declares some (gitreins: its sdist's): with "
-        "mutation, also run the same mutants against them and report both scores side by "
-        "side, never gated; with the fixes, run them on the unfixed and the fully fixed "
-        "trees (a fix must pass them except those it names as pinning the bug) (default: on)",
+        help="with mutation, also run the same mutants against the target's own tests where "
+        "it has some (gitreins: its sdist's) and report both scores side by side; never gated "
+        "(default: on)",
+    )
+    audit.add_argument(
+        "--own-tests",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with the fixes, run the target's own tests where it declares some (the PyPI "
+        "libraries') on the unfixed and the fully fixed trees: a fix must pass them except "
+        "those it names as pinning the bug (minutes a version); default: on with --release",
     )
     audit.add_argument(
         "--mutate",
@@ -343,6 +352,6 @@ def _audit_request(args: argparse.Namespace, argv: list[str] | None) -> pipeline
         release=args.release, profile=args.profile, seeds=list(args.seed or []),
         jobs=args.jobs, mutation=args.mutation, other_sample=args.other_sample,
         peer=args.peer, mutate=args.mutate, fixes=args.fixes, cache=args.cache,
-        since=args.since, baseline=args.baseline, junit_xml=args.junit_xml,
-        sarif=args.sarif, command=_command(argv),
+        own_tests=args.own_tests, since=args.since, baseline=args.baseline,
+        junit_xml=args.junit_xml, sarif=args.sarif, command=_command(argv),
     )  # fmt: skip

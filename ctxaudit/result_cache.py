@@ -338,7 +338,7 @@ class StepCaches:
             digest = self.target(target)
         except Exception:  # a target that does not resolve: the run itself reports why
             return None
-        own = os.environ.get("CTXAUDIT_PEER") != "0"
+        own = os.environ.get("CTXAUDIT_OWN_TESTS") == "1"
         key = properties_key(
             digest, self.suite, profile, seed, fixed_seeds, fixes, fingerprint(os.environ), own
         )

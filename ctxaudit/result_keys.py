@@ -50,7 +50,7 @@ def properties_key(
     fixed_seeds: Sequence[int],
     fixes: bool,
     environment: Mapping[str, Any],
-    own_tests: bool = True,
+    own_tests: bool = False,
 ) -> str | None:
     """The key of a property phase (``own_tests``: the fix audit runs the target's own
     tests on the fixed trees); None when it draws a random seed (never reused)."""

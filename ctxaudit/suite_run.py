@@ -166,11 +166,12 @@ class OwnRun:
 OwnTestsRunner = Callable[[Path, Sequence[str]], OwnRun]
 
 
-def own_tests_runner(target: Target) -> OwnTestsRunner | None:
+def own_tests_runner(target: Target, ticker: Ticker | None = None) -> OwnTestsRunner | None:
     """How the fix audit runs ``target``'s own tests on a copy of its tree: the tests its
     ``mutation.toml`` declares (``ctxaudit/own_tests.py``), in the version's peer
-    environment with the copy first on the path (the target's ``peer_process``). None
-    when the target declares none, or has no peer environment to run them in."""
+    environment with the copy first on the path (the target's ``peer_process``), telling
+    ``ticker`` how long a run has taken. None when the target declares none, or has no
+    peer environment to run them in."""
     kind = targets.get(target.kind)
     scope, process = kind.mutation, getattr(kind, "peer_process", None)
     if scope is None or not scope.peer or process is None:
@@ -192,7 +193,9 @@ def own_tests_runner(target: Target) -> OwnTestsRunner | None:
                 env["CTXAUDIT_RESULTS"] = str(results)
                 cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
                 cmd += ["-p", "ctxaudit.pytest_results", *suite.args(root), *files]
-                status, output, _ = run_with_ticker(cmd, env, None, cwd=root)
+                what = f"its own tests on {tree.name}" + (f" ({len(only)})" if only else "")
+                tick = None if ticker is None else (lambda t: ticker(f"{what}, {t}"))
+                status, output, _ = run_with_ticker(cmd, env, tick, cwd=root)
                 payload = json.loads(results.read_text()) if results.exists() else {}
         except Exception as exc:  # noqa: BLE001 - an environment that does not build
             return OwnRun([], f"{type(exc).__name__}: {str(exc)[:300]}")

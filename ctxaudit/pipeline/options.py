@@ -51,6 +51,7 @@ class AuditRequest:
     mutate: str = "released"
     fixes: bool | None = None
     cache: bool = True
+    own_tests: bool | None = None  # None: on with --release
     since: str | None = None
     baseline: Path | None = None
     junit_xml: Path | None = None
@@ -78,6 +79,7 @@ class AuditOptions:
     mutate: str
     fixes: bool
     cache: bool
+    own_tests: bool  # the fix audit runs the target's own tests on the fixed trees
     since: str | None
     changed: dict[str, Any]  # --since: target label -> what changed (ctxaudit.since)
     baseline: Baseline | None
@@ -120,6 +122,7 @@ def prepare(request: AuditRequest) -> AuditOptions:
         targets=chosen, out=request.out, profile=profile, seeds=list(request.seeds),
         jobs=request.jobs, mutation=mutation, other_sample=request.other_sample,
         peer=request.peer, mutate=request.mutate, fixes=fixes, cache=request.cache,
+        own_tests=request.release if request.own_tests is None else request.own_tests,
         since=request.since, changed=changed, baseline=baseline,
         junit_xml=request.junit_xml, sarif=request.sarif, command=request.command,
         kept=request.kept,

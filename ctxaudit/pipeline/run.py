@@ -74,7 +74,7 @@ def audit_with_signals(options: AuditOptions) -> int:
     stuck = False
     with procs.on_signals(), procs.temp_root():
         try:
-            with fix_audit(options.fixes, options.peer):
+            with fix_audit(options.fixes, options.own_tests):
                 return run_audit(options)
         except KeyboardInterrupt:
             stuck = interrupted(options.out)
@@ -86,15 +86,15 @@ def audit_with_signals(options: AuditOptions) -> int:
 
 
 @contextlib.contextmanager
-def fix_audit(on: bool, peer: bool = True) -> Iterator[None]:
-    """``--no-fixes`` for this run: ``CTXAUDIT_FIXES=0``, and ``--no-peer``:
-    ``CTXAUDIT_PEER=0`` (no fixed tree runs the target's own tests), which the audit and
-    its step cache key read, set while it runs and restored after (an in-process
+def fix_audit(on: bool, own_tests: bool = False) -> Iterator[None]:
+    """``--no-fixes`` for this run: ``CTXAUDIT_FIXES=0``, and ``--own-tests``:
+    ``CTXAUDIT_OWN_TESTS=1`` (the fixed trees run the target's own tests), which the audit
+    and its step cache key read, set while it runs and restored after (an in-process
     caller's later runs are its own)."""
-    before = {name: os.environ.get(name) for name in ("CTXAUDIT_FIXES", "CTXAUDIT_PEER")}
-    for name, wanted in (("CTXAUDIT_FIXES", on), ("CTXAUDIT_PEER", peer)):
-        if not wanted:
-            os.environ[name] = "0"
+    before = {name: os.environ.get(name) for name in ("CTXAUDIT_FIXES", "CTXAUDIT_OWN_TESTS")}
+    if not on:
+        os.environ["CTXAUDIT_FIXES"] = "0"
+    os.environ["CTXAUDIT_OWN_TESTS"] = "1" if own_tests else "0"
     try:
         yield
     finally:

@@ -36,11 +36,22 @@ CACHED = (
 )
 READ = "        # the store may have been written outside this session: read it, not the cache\n"
 
+SESSION_TESTS = "tests/memory/test_openai_responses_compaction_session.py"
+#: the SDK's tests that pin the cache, each over a mock store whose get_items never
+#: returns what add_items was given (the docstring above)
+PINS = tuple(
+    f"{SESSION_TESTS}::TestOpenAIResponsesCompactionSession::{name}"
+    for name in (
+        "test_run_compaction_uses_sanitized_cached_items_after_add",
+        "test_run_compaction_auto_uses_input_when_last_response_unstored",
+    )
+)
+
 FIX = Fix(
     finding="OA-KEPT-SESSION-MISSES-STORE-WRITES",
     why="a compaction decision reads the stored history, not the session's candidate cache",
     forms=(
-        Form(versions="<0.23.0", edits=(Edit(SESSION, CACHED, READ),)),
-        Form(versions=">=0.23.0", edits=(Edit(SESSION, ENSURE_023, FRESH_023),)),
+        Form(versions="<0.23.0", edits=(Edit(SESSION, CACHED, READ),), pins=PINS),
+        Form(versions=">=0.23.0", edits=(Edit(SESSION, ENSURE_023, FRESH_023),), pins=PINS),
     ),
 )
