@@ -364,6 +364,7 @@ class View:
         "does not apply": "✗ does not apply",
         "does not make the property hold": "✗ does not hold",
         "breaks another property": "✗ breaks another",
+        "breaks the harness's own tests": "✗ breaks own tests",
         "not verified": "✗ not verified",
     }
 
