@@ -3,10 +3,11 @@ them, except those that pin the bug, each named by its form (``Form.pins``).
 
 The tests the target declares (``ctxaudit/own_tests.py``) run on the unfixed tree and
 on the fully fixed one. A test that fails on both is the release's own, not the fixes'.
-One that fails only with the fixes is *pinned* when a fix applied names it, and else
-*broken*: it runs again on each fix alone, and each fix it fails with "breaks the
-harness's own tests" (its row says which). A pin that passes with the fixes is *stale*:
-the form names a test its fix does not change.
+One that fails only with the fixes runs again on each fix alone: each fix it fails with
+that does not name it "breaks the harness's own tests" (its row says which); one that
+fails only with every fix together is broken unless a fix names it; else it is *pinned*
+by the fixes that name it. A pin that passes with the fixes is *stale*: the form names a
+test its fix does not change.
 
 Three outcomes: a run that did not happen (an environment that does not build, a
 suite that did not collect) leaves the check "could not check" with its reason; it
@@ -37,9 +38,18 @@ def own_tests(audit: FixAudit, fixed: FixedTree) -> None:
     pins = {fid: _pins(audit, fid) for fid in fixed.applied}
     already = base.failed()
     changed = sorted(full.failed() - already)
-    pinned = {t: who for t in changed if (who := [f for f, p in pins.items() if _names(p, t)])}
-    broken = [t for t in changed if t not in pinned]
-    blamed = _blame(audit, fixed.applied, broken) if broken else {}
+    blamed = _blame(audit, fixed.applied, changed) if changed else {}
+    pinned: dict[str, list[str]] = {}
+    broken: dict[str, list[str]] = {}
+    for test in changed:
+        naming = [fid for fid, names in pins.items() if _names(names, test)]
+        # a fix it fails with alone breaks it unless that fix names it; one that fails
+        # only with every fix together is broken unless a fix names it
+        breakers = [fid for fid in blamed.get(test, []) if fid not in naming]
+        if breakers or not naming:
+            broken[test] = breakers
+        else:
+            pinned[test] = naming
     stale: dict[str, list[str]] = {}
     for fid, names in pins.items():
         unused = [p for p in names if not any(_names([p], t) for t in full.failed())]
@@ -49,11 +59,11 @@ def own_tests(audit: FixAudit, fixed: FixedTree) -> None:
         "ran": len({t["nodeid"] for t in full.tests}),
         "failing_unfixed": sorted(already),
         "pinned": pinned,
-        "broken": {t: blamed.get(t, []) for t in broken},
+        "broken": broken,
         "stale_pins": stale,
     }
     for fid in fixed.applied:
-        theirs = [t for t in broken if fid in blamed.get(t, [])]
+        theirs = [t for t, who in broken.items() if fid in who]
         row = audit.rows[fid]
         if theirs and row["status"] in (VERIFIED, "not verified"):
             row["status"] = "breaks the harness's own tests"
@@ -80,8 +90,8 @@ def _names(pins: Sequence[str], test: str) -> bool:
 
 
 def _blame(audit: FixAudit, applied: list[str], broken: list[str]) -> dict[str, list[str]]:
-    """Each broken test, rerun on each fix alone: the fixes it fails with. A rerun that
-    did not happen blames no fix."""
+    """Each test the fixes changed, rerun on each fix alone: the fixes it fails with. A
+    rerun that did not happen blames no fix."""
     runner = audit.options.own_tests
     assert runner is not None
     blamed: dict[str, list[str]] = {}

@@ -19,11 +19,11 @@ from ctxaudit.suite_run import OwnRun
 from ctxaudit.target_report import TargetReport
 from tests.audit.test_fixes import tree
 
-#: X's fix pins the harness's test of the bug (each parametrization) and a test it does
-#: not change; Z's breaks a test that has nothing to do with its finding
-FIX_X = Fix(
-    "X", (Form("*", (Edit("engine/a.py", "A = 1\n", "A = 2\n"),), pins=("own_pin", "own_gone")),)
-)
+#: X's fix pins the harness's tests of the bug (``own_pin``: each parametrization) and a
+#: test it does not change; Z's breaks a test that has nothing to do with its finding, and
+#: one that X names (a pin of X's is no excuse for Z)
+PINS = ("own_pin", "own_shared", "own_gone")
+FIX_X = Fix("X", (Form("*", (Edit("engine/a.py", "A = 1\n", "A = 2\n"),), pins=PINS),))
 FIX_Z = Fix("Z", (Form("*", (Edit("engine/a.py", "C = 1\n", "C = 2\n"),)),))
 
 
@@ -47,6 +47,7 @@ def own(calls: list[tuple[str, tuple[str, ...]]]) -> Any:
         fails = {
             "own_pin[1]": "A = 2" in text,  # the harness's test that asserts the bug
             "own_broken": "C = 2" in text,  # Z's fix breaks it
+            "own_shared": "A = 2" in text or "C = 2" in text,  # each fix alone fails it
             "own_release": True,  # fails on the release already
             "own_ok": False,
         }
@@ -81,21 +82,22 @@ def test_a_fix_that_breaks_an_own_test_is_named_and_a_pinned_one_is_not(tmp_path
     r = audited(tmp_path, own(calls))
     assert r.fixed["ok"] and r.fixed["applied"] == ["X", "Z"]
     assert r.fixed["own_tests"] == {
-        "ran": 4,
+        "ran": 5,
         "failing_unfixed": ["own_release"],
         "pinned": {"own_pin[1]": ["X"]},
-        "broken": {"own_broken": ["Z"]},
+        "broken": {"own_broken": ["Z"], "own_shared": ["Z"]},
         "stale_pins": {"X": ["own_gone"]},
     }
-    # the unfixed tree, the fully fixed one, then the broken test on each fix alone
-    assert calls == [("src", ()), ("all", ()), ("X", ("own_broken",)), ("Z", ("own_broken",))]
+    # the unfixed tree, the fully fixed one, then what the fixes changed on each fix alone
+    changed = ("own_broken", "own_pin[1]", "own_shared")
+    assert calls == [("src", ()), ("all", ()), ("X", changed), ("Z", changed)]
     rows = {x["id"]: x for x in r.fixes}
     assert rows["X"]["status"] == "fix verified"
     assert rows["Z"]["status"] == "breaks the harness's own tests"
     assert "`own_broken`" in rows["Z"]["detail"]
     text = render_markdown(r)
     assert "### The harness's own tests" in text
-    assert "**1 broken**, 1 pinning the bug" in text
+    assert "**2 broken**, 1 pinning the bug" in text
     assert "- broken: `own_broken`: fails with Z" in text
     assert "- pins the bug (named by X): `own_pin[1]`" in text
     assert 'named by X as pinning the bug, but passes with the fixes: "own_gone"' in text
