@@ -22,6 +22,7 @@ from ctxaudit import environment, own_tests, shapes, targets
 from ctxaudit.paths import bytecode_environ
 from ctxaudit.suite import REPO as REPO_ROOT
 from ctxaudit.targets.base import Described as Target
+from ctxaudit.timing import shown_command
 
 
 def _not_per_target() -> list[str]:
@@ -198,7 +199,8 @@ def own_tests_runner(target: Target, ticker: Ticker | None = None) -> OwnTestsRu
                 status, output, _ = run_with_ticker(cmd, env, tick, cwd=root)
                 payload = json.loads(results.read_text()) if results.exists() else {}
         except Exception as exc:  # noqa: BLE001 - an environment that does not build
-            return OwnRun([], f"{type(exc).__name__}: {str(exc)[:300]}")
+            # the report's words: no path of this machine (a build log's, in the cache)
+            return OwnRun([], shown_command(f"{type(exc).__name__}: {str(exc)[:300]}"))
         tests = payload.get("tests", [])
         if status not in (0, 1) or not tests:
             errors = [str(e.get("why")) for e in payload.get("collect_errors", [])]
