@@ -39,9 +39,10 @@ def run_with_ticker(
     env: dict[str, str],
     ticker: Ticker | None,
     preload: Sequence[str] | None = None,
-    cwd: Path = REPO_ROOT,
+    cwd: Path | None = None,
 ) -> tuple[int, str, float]:
-    """Run a command in ``cwd``, calling ``ticker`` with a status line every second.
+    """Run a command in ``cwd`` (default: the root of ctxaudit's files, where the node ids
+    of its suites are), calling ``ticker`` with a status line every second.
 
     The command runs in a process group of its own that dies with the audit
     (``ctxaudit/procs.py``); once the audit is interrupted this raises
@@ -52,6 +53,7 @@ def run_with_ticker(
     from ctxaudit import procs, warm
 
     started = time.monotonic()
+    cwd = REPO_ROOT if cwd is None else cwd  # read at the call: a test may move the root
 
     def tick() -> None:
         if ticker is not None:
@@ -197,7 +199,9 @@ def own_tests_runner(target: Target, ticker: Ticker | None = None) -> OwnTestsRu
                 what = f"its own tests on {tree.name}" + (f" ({len(only)})" if only else "")
                 tick = None if ticker is None else (lambda t: ticker(f"{what}, {t}"))
                 status, output, _ = run_with_ticker(cmd, env, tick, cwd=root)
-                payload = json.loads(results.read_text()) if results.exists() else {}
+                payload = (
+                    json.loads(results.read_text(encoding="utf-8")) if results.exists() else {}
+                )
         except Exception as exc:  # noqa: BLE001 - an environment that does not build
             # the report's words: no path of this machine (a build log's, in the cache)
             return OwnRun([], shown_command(f"{type(exc).__name__}: {str(exc)[:300]}"))
