@@ -19,7 +19,9 @@ from ctxaudit.fixes import Edit, Fix, Form
 
 SESSION = "agents/memory/openai_responses_compaction_session.py"
 
-ROLLBACK_CHECK = "            await self._get_all_underlying_session_items()\n"
+#: the end of the line before run_compaction's candidate read (the rollback budget's
+#: check), whose start OA-MANUAL-COMPACTION-LOSES-WRITES' fix changes
+ROLLBACK_CHECK = "_get_all_underlying_session_items()\n"
 ENSURE_023 = (
     ROLLBACK_CHECK
     + "        compaction_candidate_items, session_items, _ = await self._ensure_compaction_candidates(\n"
