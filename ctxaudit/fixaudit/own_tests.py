@@ -3,10 +3,11 @@ them, except those that pin the bug, each named by its form (``Form.pins``).
 
 The tests the target declares (``ctxaudit/own_tests.py``) run on the unfixed tree and
 on the fully fixed one. A test that fails on both is the release's own, not the fixes'.
-One that fails only with the fixes runs again on each fix alone: each fix it fails with
-that does not name it "breaks the harness's own tests" (its row says which); one that
-fails only with every fix together is broken unless a fix names it; else it is *pinned*
-by the fixes that name it. A pin that passes with the fixes is *stale*: the form names a
+One that fails only with the fixes runs again on each fix alone, and if it fails with
+none alone, on each pair of fixes: each fix (or pair) it fails with that does not name
+it "breaks the harness's own tests" (its row says which); one that fails only with
+every fix together is broken unless a fix names it; else it is *pinned* by the fixes
+that name it. A pin that passes with the fixes is *stale*: the form names a
 test its fix does not change.
 
 Three outcomes: a run that did not happen (an environment that does not build, a
@@ -16,6 +17,7 @@ never reads as passing, and no fix's status changes for it.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from ctxaudit import fixes as fixlib
@@ -43,9 +45,12 @@ def own_tests(audit: FixAudit, fixed: FixedTree) -> None:
     broken: dict[str, list[str]] = {}
     for test in changed:
         naming = [fid for fid, names in pins.items() if _names(names, test)]
-        # a fix it fails with alone breaks it unless that fix names it; one that fails
-        # only with every fix together is broken unless a fix names it
-        breakers = [fid for fid in blamed.get(test, []) if fid not in naming]
+        # a fix it fails with alone (or a pair of fixes) breaks it unless that fix names
+        # it (each of the pair); one that fails only with every fix together is broken
+        # unless a fix names it
+        breakers = [
+            who for who in blamed.get(test, []) if not set(who.split(" with ")) <= set(naming)
+        ]
         if breakers or not naming:
             broken[test] = breakers
         else:
@@ -63,7 +68,7 @@ def own_tests(audit: FixAudit, fixed: FixedTree) -> None:
         "stale_pins": stale,
     }
     for fid in fixed.applied:
-        theirs = [t for t, who in broken.items() if fid in who]
+        theirs = [t for t, who in broken.items() if any(fid in w.split(" with ") for w in who)]
         row = audit.rows[fid]
         if theirs and row["status"] in (VERIFIED, "not verified"):
             row["status"] = "breaks the harness's own tests"
@@ -89,9 +94,10 @@ def _names(pins: Sequence[str], test: str) -> bool:
     return any(test == p or test.startswith(p + "[") for p in pins)
 
 
-def _blame(audit: FixAudit, applied: list[str], broken: list[str]) -> dict[str, list[str]]:
-    """Each test the fixes changed, rerun on each fix alone: the fixes it fails with. A
-    rerun that did not happen blames no fix."""
+def _blame(audit: FixAudit, applied: list[str], changed: list[str]) -> dict[str, list[str]]:
+    """Each test the fixes changed, rerun on each fix alone: the fixes it fails with; one
+    that fails with none alone, rerun on each pair of fixes: the pairs (``"A with B"``). A
+    rerun that did not happen blames nothing."""
     runner = audit.options.own_tests
     assert runner is not None
     blamed: dict[str, list[str]] = {}
@@ -99,7 +105,16 @@ def _blame(audit: FixAudit, applied: list[str], broken: list[str]) -> dict[str, 
         tree = audit.singles.get(fid)
         if tree is None:
             continue
-        got = runner(tree, broken)
-        for test in sorted(got.failed() & set(broken)):
+        for test in sorted(runner(tree, changed).failed() & set(changed)):
             blamed.setdefault(test, []).append(fid)
+    together = [t for t in changed if t not in blamed]
+    if not together or len(applied) < 3:  # with two fixes, the pair is the fully fixed tree
+        return blamed
+    for a, b in itertools.combinations(applied, 2):
+        pair = [audit.fixes[a], audit.fixes[b]]
+        got = fixlib.fixed_copy(audit.root, audit.tmp / f"own-{a}-{b}", audit.version, pair)
+        if got.failed:
+            continue
+        for test in sorted(runner(got.root, together).failed() & set(together)):
+            blamed.setdefault(test, []).append(f"{a} with {b}")
     return blamed

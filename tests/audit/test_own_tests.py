@@ -34,7 +34,9 @@ def suites(tree: str, paths: list[str], env: dict[str, str], replays: Any) -> An
     if paths == ["suites"]:
         return [{"nodeid": "test_p", "when": "call", "outcome": "passed", "properties": ["P"],
                  "longrepr": ""}]  # fmt: skip
-    fixed = {"X": "A = 2" in text, "Z": "C = 2" in text}[env["CTXAUDIT_FINDINGS_ASSUMED"]]
+    fixed = {"X": "A = 2" in text, "Z": "C = 2" in text, "W": "B = 2" in text}[
+        env["CTXAUDIT_FINDINGS_ASSUMED"]
+    ]
     outcome, longrepr = ("failed", "AssertionError: fixed?") if fixed else ("passed", "")
     return [{"nodeid": "test_reg", "when": "call", "outcome": outcome, "properties": ["P"],
              "longrepr": longrepr}]  # fmt: skip
@@ -62,17 +64,17 @@ def own(calls: list[tuple[str, tuple[str, ...]]]) -> Any:
     return run
 
 
-def audited(tmp_path: Path, runner: Any) -> TargetReport:
+def audited(tmp_path: Path, runner: Any, fixes: dict[str, Fix] | None = None) -> TargetReport:
+    fixes = fixes or {"X": FIX_X, "Z": FIX_Z}
     r = TargetReport("ledger", "0.3", "ledger", "ci", 1, 0.0, 0)  # any registered target
     r.known = [
         {"id": i, "property": "P", "summary": i, "region": i, "repro": "test_reg",
          "registered": True, "affects": True}
-        for i in "XZ"
+        for i in fixes
     ]  # fmt: skip
     options = FixAuditOptions(
-        ["suites"], {"P": "p"}, tmp_path / "out" / "ledger-0.3", fixes={"X": FIX_X, "Z": FIX_Z},
-        own_tests=runner,
-    )  # fmt: skip
+        ["suites"], {"P": "p"}, tmp_path / "out" / "ledger-0.3", fixes=fixes, own_tests=runner
+    )
     fix_audit(r, tree(tmp_path), suites, options)
     return r
 
@@ -101,6 +103,27 @@ def test_a_fix_that_breaks_an_own_test_is_named_and_a_pinned_one_is_not(tmp_path
     assert "- broken: `own_broken`: fails with Z" in text
     assert "- pins the bug (named by X): `own_pin[1]`" in text
     assert 'named by X as pinning the bug, but passes with the fixes: "own_gone"' in text
+
+
+def test_a_test_two_fixes_break_together_is_blamed_on_the_pair(tmp_path: Path) -> None:
+    """A test that fails with no fix alone is rerun on each pair of fixes: the pair it
+    fails with breaks it, and each of the two says so (openai-agents 0.24.0's restore
+    tests fail with its window and cache fixes together, with neither alone)."""
+    fix_w = Fix("W", (Form("*", (Edit("engine/a.py", "B = 1\n", "B = 2\n"),)),))
+    unnamed = Fix("X", (Form("*", (Edit("engine/a.py", "A = 1\n", "A = 2\n"),)),))
+
+    def run(tree: Path, only: Sequence[str]) -> OwnRun:
+        text = (tree / "engine" / "a.py").read_text()
+        failed = "A = 2" in text and "C = 2" in text
+        return OwnRun([{"nodeid": "own_pair", "when": "call", "outcome": "failed" if failed
+                        else "passed"}])  # fmt: skip
+
+    r = audited(tmp_path, run, {"X": unnamed, "Z": FIX_Z, "W": fix_w})
+    assert r.fixed["own_tests"]["broken"] == {"own_pair": ["X with Z"]}
+    rows = {x["id"]: x["status"] for x in r.fixes}
+    assert rows == {"X": "breaks the harness's own tests", "Z": "breaks the harness's own tests",
+                    "W": "fix verified"}  # fmt: skip
+    assert "- broken: `own_pair`: fails with X with Z" in render_markdown(r)
 
 
 @pytest.mark.fault("own-tests-environment-fails")
