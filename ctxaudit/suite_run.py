@@ -177,7 +177,7 @@ def own_tests_runner(target: Target, ticker: Ticker | None = None) -> OwnTestsRu
     peer environment to run them in."""
     kind = targets.get(target.kind)
     scope, process = kind.mutation, getattr(kind, "peer_process", None)
-    if scope is None or not scope.peer or process is None:
+    if scope is None or not scope.peer or scope.config is None or process is None:
         return None
     suite = own_tests.declared(scope.config, scope.section)
     if suite is None:

@@ -140,3 +140,95 @@ def test_without_own_tests_the_report_says_nothing_of_them(tmp_path: Path) -> No
     r = audited(tmp_path, None)
     assert "own_tests" not in r.fixed
     assert "own tests" not in render_markdown(r)
+
+
+#: a target's own tests as its mutation.toml declares them (ctxaudit/own_tests.py): the
+#: files that name its package, one test left out with its reason
+OWN_TOML = """
+[owntoy]
+package = "toylib"
+tests = []
+[owntoy.peer]
+name = "owntoy's own tests"
+tests = ["tests/test_*.py"]
+tests_matching = "toylib"
+selection_reason = "the files that import it"
+pytest_args = ["-p", "no:cacheprovider"]
+[[owntoy.peer.deselect]]
+test = "tests/test_own.py::test_left_out"
+reason = "left out, to check that it is"
+"""
+OWN_TEST = """
+from toylib import VALUE
+
+def test_value():
+    assert VALUE == 1
+
+def test_left_out():
+    assert False
+"""
+
+
+def test_the_runner_runs_the_declared_own_tests_on_the_tree_given(tmp_path: Path) -> None:
+    """``own_tests_runner``: the declared files (not the others, not the deselected
+    test) run in the target's peer process with the tree given first on the path; only
+    the node ids asked for when given; a peer process that fails is could-not-check, in
+    one line with no path of this machine."""
+    import os
+    import sys
+
+    from ctxaudit import targets
+    from ctxaudit.paths import REPO_ROOT
+    from ctxaudit.suite_run import own_tests_runner
+    from ctxaudit.targets.base import BaseTarget, Described, MutationScope, Resolved
+
+    sdist = tmp_path / "sdist"
+    (sdist / "tests").mkdir(parents=True)
+    (sdist / "tests" / "test_own.py").write_text(OWN_TEST)
+    (sdist / "tests" / "test_unrelated.py").write_text("def test_x():\n    assert False\n")
+    (tmp_path / "mutation.toml").write_text(OWN_TOML)
+    trees = {}
+    for name, value in (("good", 1), ("broken", 2)):
+        (tmp_path / name / "toylib").mkdir(parents=True)
+        (tmp_path / name / "toylib" / "__init__.py").write_text(f"VALUE = {value}\n")
+        trees[name] = tmp_path / name
+    failing = []
+
+    class OwnToy(BaseTarget):
+        name = "owntoy"
+        properties = {"T1": "toy"}
+        mutation = MutationScope("owntoy", "toylib", peer=True, config=tmp_path / "mutation.toml")
+
+        def resolve(self, spec: str | None = None, repo: Path | None = None) -> Resolved:
+            return Resolved(self.name, "1.0", trees["good"], self.name)
+
+        def peer_suite(self, resolved: Resolved) -> Path:
+            return sdist
+
+        def suite_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]]:
+            return self.peer_process(target, tmp)
+
+        def peer_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]]:
+            if failing:
+                raise RuntimeError(f"environment did not build (log: {tmp_path}/build.log)")
+            path = os.pathsep.join([target.spec, str(REPO_ROOT)])
+            return sys.executable, {**os.environ, "PYTHONPATH": path}
+
+    targets.register(OwnToy())
+    try:
+        run = own_tests_runner(Described("owntoy", "owntoy", "1.0"))
+        assert run is not None
+        good = run(trees["good"], ())
+        assert not good.error, good.error
+        assert {t["nodeid"]: t["outcome"] for t in good.tests} == {
+            "tests/test_own.py::test_value": "passed"
+        }
+        assert run(trees["broken"], ()).failed() == {"tests/test_own.py::test_value"}
+        only = run(trees["good"], ["tests/test_own.py::test_value"])
+        assert [t["nodeid"] for t in only.tests] == ["tests/test_own.py::test_value"]
+        failing.append(True)
+        error = run(trees["good"], ()).error
+        assert error.startswith("RuntimeError: environment did not build")
+        assert str(tmp_path) not in error
+    finally:
+        targets.unregister("owntoy")
