@@ -121,14 +121,15 @@ class Server:
     def alive(self) -> bool:
         return self.refused is None and self.proc.poll() is None
 
-    def start(self, module: str, args: Sequence[str], env: dict[str, str], out: Path
+    def start(self, what: dict[str, str], args: Sequence[str], env: dict[str, str], out: Path
               ) -> WarmRun | None:  # fmt: skip
-        """Fork the run; None when the server is gone (run it cold)."""
+        """Fork the run (``what``: ``{"module": name}`` or ``{"path": script}``); None
+        when the server is gone (run it cold)."""
         with self.lock:
             self.next_id += 1
             run = WarmRun(self.next_id)
             self.runs[run.ident] = run
-            request = {"id": run.ident, "module": module, "args": list(args), "env": env,
+            request = {"id": run.ident, **what, "args": list(args), "env": env,
                        "cwd": self.cwd, "out": str(out)}  # fmt: skip
             try:
                 assert self.proc.stdin is not None
@@ -236,19 +237,26 @@ def run(
     timeout: float | None = None,
     tick: Callable[[], None] | None = None,
 ) -> int | None:
-    """``cmd`` (``[python, "-m", module, *args]``) run warm in ``cwd`` under ``env``,
+    """``cmd`` (``[python, "-m", module, *args]``, or ``[python, "program.py", *args]``)
+    run warm in ``cwd`` under ``env``,
     its output (stdout and stderr) written to ``out``: its exit code, or None when it
     was not served warm and nothing of it ran (run it cold). ``tick`` is called every
     second while it runs. Past ``timeout`` s its group is killed and
     ``subprocess.TimeoutExpired`` raised with its output so far."""
-    if not enabled(env) or len(cmd) < 3 or cmd[1] != "-m":
+    if len(cmd) >= 3 and cmd[1] == "-m":
+        what, args = {"module": cmd[2]}, cmd[3:]
+    elif len(cmd) >= 2 and cmd[1].endswith(".py") and not cmd[1].startswith("-"):
+        what, args = {"path": os.path.abspath(os.path.join(cwd, cmd[1]))}, cmd[2:]
+    else:
+        return None
+    if not enabled(env):
         return None
     env = procs.child_environ(env)
     server = server_for(cmd[0], preload, env, str(cwd))
     if server is None:
         return None
     procs.check()
-    started = server.start(cmd[2], cmd[3:], env, out)
+    started = server.start(what, args, env, out)
     if started is None:
         return None
     end = None if timeout is None else time.monotonic() + timeout

@@ -15,15 +15,20 @@ requests on its standard input, one JSON line each::
 
     {"id": 1, "module": "pytest", "args": [...], "env": {...}, "cwd": "...", "out": "..."}
 
+(or ``"path": "/.../program.py"`` in place of ``"module"``: a script, run as
+``python program.py`` would run it, but with its absolute path as ``argv[0]``)
+
 with ``{"id": 1, "pid": N}`` once the child is forked and ``{"id": 1, "exit": CODE}``
 when it ends (a negative code: the signal that ended it). Each child leads a process
 group of its own, so the caller can stop it and what it started, as ``procs`` stops a
 cold run's group. When the server's standard input closes (the caller ended, however it
 ended) it kills every child's group and exits; a child whose server dies is killed.
 
-A child takes the run's variables, working folder, ``sys.path`` (its folder, the run's
-``PYTHONPATH``, then the server's own path), ``argv`` and output file, runs the module as
-``python -m`` would, and exits as the interpreter does (``atexit``, threads joined).
+A child takes the run's variables, working folder, ``sys.path`` (its folder, or a
+script's own folder, then the run's ``PYTHONPATH``, then the server's own path),
+``argv`` and output file, runs the module as ``python -m`` would (a script as
+``python program.py`` would), and exits as the interpreter does (``atexit``, threads
+joined).
 Before that, guards; each makes it exit :data:`NOT_WARM` at once, having run nothing,
 and the caller runs the run cold:
 
@@ -131,7 +136,11 @@ def _child(req: dict[str, Any], server_env: dict[str, str], site: list[str],
         os.dup2(out, 2)
         os.close(out)
         env: dict[str, str] = req["env"]
-        path = [req["cwd"], *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)), *site]
+        script = req.get("path")
+        # the first folder on the path: a script's own, as the interpreter puts it (its
+        # siblings import as top-level modules), else the working folder, as -m does
+        first = os.path.dirname(os.path.abspath(script)) if script else req["cwd"]
+        path = [first, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)), *site]
         why = _differs(server_env, env) or _shadowed(origins, path)
         if why:
             print(f"ctxaudit.warm: not served warm: {', '.join(why)}", file=sys.stderr)
@@ -145,7 +154,7 @@ def _child(req: dict[str, Any], server_env: dict[str, str], site: list[str],
         tempfile.tempdir = None  # TMPDIR is the run's
         sys.path[:] = path
         importlib.invalidate_caches()
-        sys.argv = [req["module"], *req["args"]]
+        sys.argv = [script or req["module"], *req["args"]]
     except BaseException:  # noqa: BLE001 - said on the run's output; nothing ran yet
         import traceback
 
@@ -153,7 +162,10 @@ def _child(req: dict[str, Any], server_env: dict[str, str], site: list[str],
         sys.stderr.flush()
         os._exit(NOT_WARM)
     try:
-        runpy.run_module(req["module"], run_name="__main__", alter_sys=True)
+        if script:
+            runpy.run_path(script, run_name="__main__")
+        else:
+            runpy.run_module(req["module"], run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0

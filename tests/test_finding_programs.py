@@ -4,11 +4,24 @@ exception, which Python also ends with exit 1) is ctxaudit's error, never a verd
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ctxaudit import warm
 from tests.finding_programs import reproduces
+
+
+@pytest.fixture(autouse=True, params=["warm", "cold"])
+def served(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each judgement both forked from a warm interpreter and in a fresh one."""
+    monkeypatch.setenv("CTXAUDIT_WARM", "1" if request.param == "warm" else "0")
+    warm.close_all()
+    yield request.param
+    forked = sum(server.served for server in warm._servers.values())
+    warm.close_all()
+    assert (forked > 0) == (request.param == "warm"), forked
 
 
 def program(tmp_path: Path, body: str) -> Path:

@@ -101,6 +101,30 @@ def test_a_run_sees_its_own_variables_folder_path_and_argv(tmp_path: Path) -> No
     assert server.served == 1
 
 
+def test_a_script_runs_as_the_interpreter_runs_it(tmp_path: Path) -> None:
+    """``python folder/program.py``: the script's own folder first on its path (a sibling
+    imports as a top-level module), its path as ``argv[0]``, run as ``__main__``."""
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    (folder / "sibling.py").write_text("NAME = 'sibling'\n")
+    (folder / "program.py").write_text(
+        "import json, sys\nimport sibling\n"
+        "print(json.dumps({'main': __name__, 'argv': sys.argv, 'first': sys.path[0],"
+        " 'sibling': sibling.NAME}))\nraise SystemExit(1)\n"
+    )
+    cmd = [sys.executable, "programs/program.py", "x"]
+    code = warm.run(cmd, _env(tmp_path), tmp_path, tmp_path / "out", ["json"])
+    assert code == 1, (tmp_path / "out").read_text()
+    seen = json.loads((tmp_path / "out").read_text().splitlines()[-1])
+    assert seen == {"main": "__main__", "argv": [str(folder / "program.py"), "x"],
+                    "first": str(folder), "sibling": "sibling"}  # fmt: skip
+    (server,) = warm._servers.values()
+    assert server.served == 1
+    cold = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert cold.returncode == 1, cold.stderr
+    assert {**json.loads(cold.stdout), "argv": seen["argv"]} == seen, "not as a cold run"
+
+
 def test_a_variable_that_differs_from_the_servers_is_not_served_by_it(tmp_path: Path) -> None:
     (tmp_path / "probe.py").write_text(PROBE)
     assert _run(tmp_path, "probe", _env(tmp_path)) == 0
@@ -112,7 +136,7 @@ def test_a_variable_that_differs_from_the_servers_is_not_served_by_it(tmp_path: 
     # the first server's own guard, should a run with other variables reach it
     first = next(iter(warm._servers.values()))
     (tmp_path / "ran").unlink()
-    run = first.start("probe", [], other, tmp_path / "out")
+    run = first.start({"module": "probe"}, [], other, tmp_path / "out")
     assert run is not None and run.wait(60) and run.code is None
     assert "not served warm: OTHER" in (tmp_path / "out").read_text()
     assert not (tmp_path / "ran").exists(), "a run refused warm must not have run"

@@ -14,14 +14,16 @@ from pathlib import Path
 import pytest
 
 from ctxaudit.targets.langchain import findings
-from ctxaudit.targets.langchain.repro import program
+from ctxaudit.targets.langchain.repro import PRELOAD, program
 from tests import finding_programs
 from tests.langchain.inenv.conftest import VERSION
 
 
 def reproduces(finding_id: str) -> bool:
     ids = [f.id for f in findings.registered(VERSION)]
-    return finding_programs.reproduces(finding_id, ids, program(finding_id), f"langchain {VERSION}")
+    return finding_programs.reproduces(
+        finding_id, ids, program(finding_id), f"langchain {VERSION}", PRELOAD
+    )
 
 
 def test_every_finding_has_its_program_and_regression_test() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ctxaudit.targets.openai_agents import findings
-from ctxaudit.targets.openai_agents.repro import program
+from ctxaudit.targets.openai_agents.repro import PRELOAD, program
 from tests import finding_programs
 from tests.openai_agents.inenv.conftest import VERSION
 
@@ -22,7 +22,7 @@ from tests.openai_agents.inenv.conftest import VERSION
 def reproduces(finding_id: str) -> bool:
     ids = [f.id for f in findings.registered(VERSION)]
     return finding_programs.reproduces(
-        finding_id, ids, program(finding_id), f"openai-agents {VERSION}"
+        finding_id, ids, program(finding_id), f"openai-agents {VERSION}", PRELOAD
     )
 
 

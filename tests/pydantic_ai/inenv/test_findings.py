@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ctxaudit.targets.pydantic_ai import findings
-from ctxaudit.targets.pydantic_ai.repro import program
+from ctxaudit.targets.pydantic_ai.repro import PRELOAD, program
 from tests import finding_programs
 from tests.pydantic_ai.inenv.conftest import VERSION
 
@@ -22,7 +22,7 @@ from tests.pydantic_ai.inenv.conftest import VERSION
 def reproduces(finding_id: str) -> bool:
     ids = [f.id for f in findings.registered(VERSION)]
     return finding_programs.reproduces(
-        finding_id, ids, program(finding_id), f"pydantic-ai {VERSION}"
+        finding_id, ids, program(finding_id), f"pydantic-ai {VERSION}", PRELOAD
     )
 
 
