@@ -28,8 +28,10 @@ ENSURE_023 = (
 )
 FRESH_023 = (
     ROLLBACK_CHECK
-    + "        if not is_automatic:  # the store may have been written outside this session\n"
+    + "        if not is_automatic:  # the store may have been written outside this session:\n"
+    "            # read it again into the candidate cache\n"
     "            self._compaction_candidate_items = self._session_items = None\n"
+    "            await self._ensure_compaction_candidates()\n"
     + ENSURE_023.removeprefix(ROLLBACK_CHECK)
 )
 CACHED = (

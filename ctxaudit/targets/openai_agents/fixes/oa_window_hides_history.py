@@ -2,9 +2,13 @@
 not the store's retrieval window, so the compact call gets exactly what its replacement
 deletes and the decision hook counts every candidate.
 
-From 0.23 on only manual calls: "Manual calls replace the complete stored history, even
-when the underlying retrieval default exposes fewer items to the compaction request"
-(run_compaction). The automatic path keeps its bounded, model-visible read, which the
+From 0.23 on only manual calls. There run_compaction documents the bug as its contract:
+"Manual calls replace the complete stored history, even when the underlying retrieval
+default exposes fewer items to the compaction request": what is replaced is promised
+whole, what is compacted only the window, so the items between are deleted uncompacted
+(S6). The fix keeps the first promise and compacts what it replaces; it cannot be
+narrowed to the docstring, which promises the loss, and it changes the SDK test that
+pins that (RELOAD_PIN). The automatic path keeps its bounded, model-visible read, which the
 class documents and the SDK's own tests pin; what its hook is asked over is
 OA-HOOK-ASKED-OVER-WINDOW. Before 0.23 every compaction replaces the whole history
 ("Compaction clears and rewrites the session history"), so both read it whole, and on
@@ -57,14 +61,23 @@ CACHE_PINS = (
     f"{SESSION_TESTS}::test_run_compaction_uses_sanitized_cached_items_after_add",
     f"{SESSION_TESTS}::test_run_compaction_auto_uses_input_when_last_response_unstored",
 )
+#: the bug itself, pinned (0.22.3, 0.23.1, 0.24.0 alike): a store of 13 items with a
+#: one-item retrieval window; a forced manual run_compaction must send the compact call
+#: only the newest item and leave only that item stored, the 12 others deleted without
+#: ever being compacted. 0.23 on documents it ("Manual calls replace the complete stored
+#: history, even when the underlying retrieval default exposes fewer items to the
+#: compaction request"): the fix changes that documented contract, which is S6's
+#: finding, so this test changes with it
+RELOAD_PIN = (
+    "tests/test_run_impl_resume_paths.py::test_compaction_reload_preserves_session_retrieval_window"
+)
 #: and (0.23 on) those that assert the limit a manual read passes (the window's
-#: default, where the fix reads all). Not named, so reported as broken until read
-#: again: test_compaction_reload_preserves_session_retrieval_window, which may pin the
-#: bug or a manual path we misread (reports/openai-agents-upstream/)
+#: default, where the fix reads all)
 PINS_023 = (
     *CACHE_PINS,
     f"{SESSION_TESTS}::test_rollback_budget_bounds_failed_clear_inspection",
     f"{SESSION_TESTS}::test_exact_rollback_budget_refreshes_complete_snapshot",
+    RELOAD_PIN,
 )
 
 FIX = Fix(
@@ -84,6 +97,7 @@ FIX = Fix(
                 Edit(SESSION, WHOLE_READ, WHOLE_READ_ALL),
                 Edit(SESSION, KWARGS, INPUT_UNDER_WINDOW),
             ),
+            pins=(RELOAD_PIN,),
         ),
     ),
 )
