@@ -7,6 +7,11 @@ outside the known findings' regions counts once in the cell it reached
 (:func:`reached`). What is counted is what ran, never what the strategies could draw:
 a cell at 0 is a gap, and the report names it.
 
+A cell no input can reach (a request kind a path does not take: no shield on a path
+that checks no input) is declared absent, with the reason: the report shows it as
+such, never as a gap, and a step that reaches it is refused, so the reason is checked
+on every step rather than believed.
+
 The counts of one pytest process are written at its end to ``CTXAUDIT_SHAPES`` when
 that is set (:func:`dump`, from ctxaudit's pytest plugin); the audit reads them into
 the target's report (:func:`load`).
@@ -17,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,15 +37,33 @@ class Table:
     columns: tuple[str, ...]
     row_label: str
     column_label: str
+    #: the cells no input can reach: (row, column) -> why
+    absent: tuple[tuple[tuple[str, str], str], ...] = ()
+
+    def why_absent(self, row: str, column: str) -> str | None:
+        return dict(self.absent).get((row, column))
 
 
 _tables: dict[str, Table] = {}
 _counts: Counter[tuple[str, str, str]] = Counter()
 
 
-def declare(name: str, rows: tuple[str, Sequence[str]], columns: tuple[str, Sequence[str]]) -> None:
-    """Declare the table ``name``: ``(label, values)`` of its rows and of its columns."""
-    table = Table(name, tuple(rows[1]), tuple(columns[1]), rows[0], columns[0])
+def declare(
+    name: str,
+    rows: tuple[str, Sequence[str]],
+    columns: tuple[str, Sequence[str]],
+    absent: Mapping[tuple[str, str], str] | None = None,
+) -> None:
+    """Declare the table ``name``: ``(label, values)`` of its rows and of its columns,
+    and the cells no input can reach (``absent``: (row, column) -> why)."""
+    table = Table(
+        name, tuple(rows[1]), tuple(columns[1]), rows[0], columns[0],
+        tuple(sorted((absent or {}).items())),
+    )  # fmt: skip
+    unknown = [cell for cell, _ in table.absent if cell[0] not in table.rows or
+               cell[1] not in table.columns]  # fmt: skip
+    if unknown:
+        raise ValueError(f"absent cells {unknown} are not in shape table {name!r}")
     if _tables.setdefault(name, table) != table:
         raise ValueError(f"shape table {name!r} declared twice, differently")
 
@@ -50,6 +73,11 @@ def reached(name: str, row: str, column: str) -> None:
     table = _tables.get(name)
     if table is None or row not in table.rows or column not in table.columns:
         raise ValueError(f"no cell ({row!r}, {column!r}) in shape table {name!r}")
+    why = table.why_absent(row, column)
+    if why is not None:
+        raise ValueError(
+            f"a step reached ({row!r}, {column!r}) in shape table {name!r}, declared absent: {why}"
+        )
     _counts[(name, row, column)] += 1
 
 
@@ -62,10 +90,22 @@ def snapshot() -> list[dict[str, Any]]:
             "column_label": t.column_label,
             "rows": list(t.rows),
             "columns": list(t.columns),
-            "steps": [[_counts[(t.name, r, c)] for c in t.columns] for r in t.rows],
-            "gaps": [
-                f"{r} × {c}" for r in t.rows for c in t.columns if not _counts[(t.name, r, c)]
+            # an absent cell: None
+            "steps": [
+                [None if t.why_absent(r, c) else _counts[(t.name, r, c)] for c in t.columns]
+                for r in t.rows
             ],
+            "gaps": [
+                f"{r} × {c}"
+                for r in t.rows
+                for c in t.columns
+                if not _counts[(t.name, r, c)] and not t.why_absent(r, c)
+            ],
+            # why -> the cells it makes absent, in the table's order
+            "absent": {
+                why: [f"{r} × {c}" for r in t.rows for c in t.columns if t.why_absent(r, c) == why]
+                for why in dict.fromkeys(w for _, w in t.absent)
+            },
         }
         for t in _tables.values()
     ]

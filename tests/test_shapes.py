@@ -54,3 +54,28 @@ def test_findings_md_shows_each_table_and_its_gaps() -> None:
     section = text[text.index("## Shape coverage") :]
     assert "| late | 1 |" in section and "| pending | **0** |" in section
     assert "Gaps (1): pending × fold." in section
+
+
+def test_an_absent_cell_is_no_gap_and_a_step_there_is_refused() -> None:
+    shapes.declare(
+        "t", ("kind", ("blocked", "plain")), ("path", ("query", "responses")),
+        absent={("blocked", "query"): "the path checks no input"},
+    )  # fmt: skip
+    shapes.reached("t", "plain", "query")
+    (table,) = shapes.snapshot()
+    assert table["steps"] == [[None, 0], [1, 0]]
+    assert table["gaps"] == ["blocked × responses", "plain × responses"]
+    assert table["absent"] == {"the path checks no input": ["blocked × query"]}
+    with pytest.raises(ValueError, match="declared absent: the path checks no input"):
+        shapes.reached("t", "blocked", "query")
+    with pytest.raises(ValueError, match="not in shape table"):
+        shapes.declare("u", ("kind", ("a",)), ("path", ("b",)), absent={("a", "c"): "why"})
+    report = TargetReport("ledger", "0.1.0", "ledger", "ci", 0, 1.0, 0, shapes=shapes.snapshot())
+    text = render(
+        "findings.md.j2", r=report, names={}, heading=str, rerun=str, reproduce=str, registry=None
+    )
+    section = text[text.index("## Shape coverage") :]
+    assert "| blocked | – | **0** |" in section, section
+    assert (
+        "Not counted (–):" in section and "- the path checks no input: blocked × query" in section
+    )
