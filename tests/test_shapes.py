@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import shapes
+from ctxaudit.outcomes import CouldNotCheck
 from ctxaudit.target_report import TargetReport
 from ctxaudit.templating import render
 
@@ -66,7 +67,7 @@ def test_an_absent_cell_is_no_gap_and_a_step_there_is_refused() -> None:
     assert table["steps"] == [[None, 0], [1, 0]]
     assert table["gaps"] == ["blocked × responses", "plain × responses"]
     assert table["absent"] == {"the path checks no input": ["blocked × query"]}
-    with pytest.raises(ValueError, match="declared absent: the path checks no input"):
+    with pytest.raises(CouldNotCheck, match="declared absent: the path checks no input"):
         shapes.reached("t", "blocked", "query")
     with pytest.raises(ValueError, match="not in shape table"):
         shapes.declare("u", ("kind", ("a",)), ("path", ("b",)), absent={("a", "c"): "why"})
