@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, precondition, rule
 
-from ctxaudit import profiles
+from ctxaudit import profiles, shapes
 from ctxaudit.targets.lightspeed import harness
 from ctxaudit.targets.lightspeed.fake_llm import Reply
 from ctxaudit.targets.lightspeed.findings import Finding, Situation
@@ -75,6 +75,76 @@ ENDPOINT = {
     "a2a": "/a2a",
     "a2a_stream": "/a2a",
 }
+
+#: the shape coverage this lockstep reports (ctxaudit/shapes.py): each request sent
+#: outside the known findings' regions counts in each of its kinds, on its path, and in
+#: each pair of its kinds. A kind the path's API does not take is not counted there;
+#: what the strategies leave out (a hang-up of a blocking request or of an A2A stream, a
+#: failing write on A2A) stays a cell at 0: a gap, named in the report
+KINDS_BY_PATH = "lightspeed-stack: the request kind × the path"
+KIND_PAIRS = "lightspeed-stack: two kinds in one request"
+#: what a request can carry or how it can end, besides a short completed stored one
+KINDS = (
+    "at the limit", "compacted", "store=false", "continued", "write fails",
+    "blocked", "interrupted", "hung up", "hung up, then interrupted",
+)  # fmt: skip
+PLAIN = "plain: short, completed, stored"
+ENDINGS = ("blocked", "interrupted", "hung up", "hung up, then interrupted")
+INTERRUPTED = ("interrupted", "hung up, then interrupted")
+NO_STORE_FLAG = "only /v1/responses takes store and previous_response_id"
+ONLY_STREAMING_QUERY = "the tree's interrupt endpoint stops a /v1/streaming_query only"
+shapes.declare(
+    KINDS_BY_PATH,
+    ("kind", (PLAIN, *KINDS)),
+    ("path", PATHS),
+    absent={
+        **{(k, p): NO_STORE_FLAG for k in ("store=false", "continued") for p in PATHS
+           if p not in ("responses", "responses_stream")},
+        **{(k, p): ONLY_STREAMING_QUERY for k in INTERRUPTED for p in PATHS
+           if p != "streaming_query"},
+    },
+)  # fmt: skip
+shapes.declare(
+    KIND_PAIRS,
+    ("kind", KINDS),
+    ("with", KINDS),
+    absent={
+        **{(a, b): "each pair is counted once, right of the diagonal"
+           for i, a in enumerate(KINDS) for b in KINDS[: i + 1]},
+        **{(a, b): "a request ends one way" for i, a in enumerate(ENDINGS)
+           for b in ENDINGS[i + 1 :]},
+        **{(a, b): ONLY_STREAMING_QUERY + ", which takes no store flag or previous response"
+           for a in ("store=false", "continued") for b in INTERRUPTED},
+    },
+)  # fmt: skip
+
+
+def request_kinds(
+    send: Send, plan: Any, store: bool, previous: str | None, ending: str | None,
+    write_fails: bool,
+) -> list[str]:  # fmt: skip
+    """The kinds of a request as it was sent (:data:`KINDS`), in their order."""
+    named = {
+        "interrupt": "interrupted", "hang_up": "hung up",
+        "hang_up_interrupt": "hung up, then interrupted", "blocked": "blocked",
+    }  # fmt: skip
+    has = {
+        "at the limit": send.size == "at_limit",
+        "compacted": bool(plan.compacted),
+        "store=false": not store,
+        "continued": previous is not None,
+        "write fails": write_fails,
+        **{k: named.get(ending or "") == k for k in ENDINGS},
+    }
+    return [k for k in KINDS if has[k]]
+
+
+def count_shapes(path: str, kinds: Sequence[str]) -> None:
+    for kind in kinds or [PLAIN]:
+        shapes.reached(KINDS_BY_PATH, kind, path)
+    for i, a in enumerate(kinds):
+        for b in kinds[i + 1 :]:
+            shapes.reached(KIND_PAIRS, a, b)
 
 
 # -- the model's items in the view the target is compared in ------------------
@@ -349,6 +419,7 @@ class LightspeedMachine(RuleBasedStateMachine):
             response = self._send(conv, path, value, store, stop, previous)
         finally:
             self.ls.writes_fail = False
+        count_shapes(path, request_kinds(send, plan, store, previous, kind, write_fails))
         note_event(f"{path} compacted={plan.compacted} store={store} {kind or 'completed'}")
 
         answer = self.ls.refusal if kind == "blocked" else "".join(chunks)
