@@ -175,9 +175,11 @@ def test_it_installs_and_runs_on_the_other_supported_pythons(python: str, tmp_pa
     env_dir = _environment(tmp_path, _wheel(tmp_path), python)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CTXAUDIT_", "VIRTUAL_"))}
     env["CTXAUDIT_HOME"] = str(tmp_path / "home")
+    # the smoke profile: what is asked is that it installs and runs there; the search
+    # is the same on every Python, and the gate's profile runs on 3.11 above
     ledger = _run(
         [str(env_dir / "bin" / "ctxaudit"), "audit", "--target", "ledger", "--no-mutation",
-         "--no-fixes", "--profile", "ci", "--seed", "0"],
+         "--no-fixes", "--profile", "smoke", "--seed", "0"],
         tmp_path, env,
     )  # fmt: skip
     assert ledger.returncode == 0, ledger.stdout[-3000:] + ledger.stderr[-2000:]
