@@ -169,15 +169,37 @@ class OwnRun:
 OwnTestsRunner = Callable[[Path, Sequence[str]], OwnRun]
 
 
+def _here(kind: Any) -> Callable[[Target, Path], tuple[str, dict[str, str]]]:
+    """The process a target's own tests run in when its suites run in this interpreter
+    (gitreins): this one, with the tree's copy first on the path, as the mutation
+    audit's peer run lays out its work copy. A target whose suites have an environment
+    of their own but name none for its own tests cannot run them (an error, reported as
+    could not check)."""
+
+    def process(copy: Target, tmp: Path) -> tuple[str, dict[str, str]]:
+        if kind.suite_process(copy, tmp) is not None:
+            raise targets.TargetError(
+                f"{kind.name}: its suites run in their own environment and it names none "
+                "for its own tests (peer_process)"
+            )
+        env = bytecode_environ(dict(os.environ))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [copy.spec, env.get("PYTHONPATH")]))
+        env["TMPDIR"] = str(tmp)
+        return sys.executable, env
+
+    return process
+
+
 def own_tests_runner(target: Target, ticker: Ticker | None = None) -> OwnTestsRunner | None:
     """How the fix audit runs ``target``'s own tests on a copy of its tree: the tests its
     ``mutation.toml`` declares (``ctxaudit/own_tests.py``), in the version's peer
-    environment with the copy first on the path (the target's ``peer_process``), telling
-    ``ticker`` how long a run has taken. None when the target declares none, or has no
-    peer environment to run them in."""
+    environment with the copy first on the path (the target's ``peer_process``; for a
+    target whose suites run in this interpreter, this one: :func:`_here`), telling
+    ``ticker`` how long a run has taken. None when the target declares none."""
     kind = targets.get(target.kind)
-    scope, process = kind.mutation, getattr(kind, "peer_process", None)
-    if scope is None or not scope.peer or scope.config is None or process is None:
+    scope = kind.mutation
+    process = getattr(kind, "peer_process", None) or _here(kind)
+    if scope is None or not scope.peer or scope.config is None:
         return None
     suite = own_tests.declared(scope.config, scope.section)
     if suite is None:

@@ -232,3 +232,34 @@ def test_the_runner_runs_the_declared_own_tests_on_the_tree_given(tmp_path: Path
         assert str(tmp_path) not in error
     finally:
         targets.unregister("owntoy")
+
+
+def test_a_target_whose_suites_run_here_runs_its_own_tests_here_on_the_copy(
+    tmp_path: Path,
+) -> None:
+    """gitreins (suites in this interpreter, no peer environment): its own tests run in
+    this interpreter with the tree's copy first on the path, so the copy's code is the
+    one they import; a target with an environment of its own that names none for its
+    own tests is refused (could not check), never run here."""
+    import subprocess
+
+    from ctxaudit import targets
+    from ctxaudit.suite_run import _here
+    from ctxaudit.targets.base import Described
+
+    copy = tmp_path / "copy"
+    (copy / "engine").mkdir(parents=True)
+    (copy / "engine" / "__init__.py").write_text("")
+    (copy / "engine" / "eval_cap.py").write_text("WHERE = 'the copy'\n")
+    python, env = _here(targets.get("gitreins"))(
+        Described("gitreins", str(copy), "0.17.1", None), tmp_path
+    )
+    got = subprocess.run(
+        [python, "-c", "import engine.eval_cap as m; print(m.WHERE)"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert got.stdout.strip() == "the copy", got.stderr[-2000:]
+    with pytest.raises(targets.TargetError, match="names none for its own tests"):
+        _here(targets.get("langchain"))(
+            Described("langchain", "langchain==1.5.2", "1.5.2", None), tmp_path
+        )
