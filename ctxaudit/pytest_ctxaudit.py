@@ -38,13 +38,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
+from ctxaudit.project_table import project_table
 
 _STATE = pytest.StashKey["_Run"]()
 #: the first part of the node ids of the plugin's tests, and the argument that names them
@@ -173,54 +174,6 @@ def _as_report(data: dict[str, Any]) -> SimpleNamespace:
     return SimpleNamespace(**{**data, "findings": findings})
 
 
-def _table(rootdir: Path) -> dict[str, Any]:
-    """``[tool.ctxaudit]`` of the project's pyproject.toml (empty when there is none)."""
-    path = rootdir / "pyproject.toml"
-    if not path.is_file():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise pytest.UsageError(f"ctxaudit: {path}: {exc}") from None
-    table = data.get("tool", {}).get("ctxaudit", {})
-    if not isinstance(table, dict):
-        raise pytest.UsageError(f"ctxaudit: {path}: [tool.ctxaudit] must be a table")
-    why = _table_problem(table)
-    if why:
-        raise pytest.UsageError(f"ctxaudit: {path}: [tool.ctxaudit] {why}")
-    return table
-
-
-#: the keys of [tool.ctxaudit] and what each holds
-_KEYS = {
-    "target": "a target spec or a list of them",
-    "baseline": "a path",
-    "options": "a table of audit options (name = value)",
-}
-
-
-def _table_problem(table: dict[str, Any]) -> str:
-    """Why ``[tool.ctxaudit]`` cannot be used ("" when it can): an unknown key (a
-    misspelt one would be ignored, and the run would check nothing), or a value of
-    another type than its key holds."""
-    unknown = sorted(set(table) - set(_KEYS))
-    if unknown:
-        return f"has unknown key(s) {', '.join(unknown)} (known: {', '.join(_KEYS)})"
-    target = table.get("target", [])
-    targets = [target] if isinstance(target, str) else target
-    if not isinstance(targets, list) or not all(isinstance(t, str) and t.strip() for t in targets):
-        return f"target must be {_KEYS['target']} (not empty), not {target!r}"
-    baseline = table.get("baseline", "")
-    if not isinstance(baseline, str):
-        return f"baseline must be {_KEYS['baseline']}, not {baseline!r}"
-    options = table.get("options", {})
-    if not isinstance(options, dict) or not all(
-        isinstance(v, str | int | float | bool) for v in options.values()
-    ):
-        return f"options must be {_KEYS['options']}, not {options!r}"
-    return ""
-
-
 def _named(config: pytest.Config, asked: bool) -> list[str] | None:
     """The plugin's tests the command line names, taken out of pytest's own arguments
     (no file holds them): ``[]`` for all of them when the run names no path at all or
@@ -249,7 +202,7 @@ MARKER = "properties(*ids): the properties a test checks (B1, V3, S5 ...: ctxaud
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER)
     rootdir = Path(str(config.rootpath))
-    table = _table(rootdir)
+    table = project_table(rootdir)
     specs = list(config.getoption("--ctxaudit") or [])
     asked = bool(specs)
     if not specs:

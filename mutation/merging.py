@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mutation import engine, report
+from mutation import report
 from mutation.engine import SHARD_FORMAT, MutationError
 from mutation.peer import merge_peer
 from mutation.result import MutationResult, result_from
+from mutation.reviewed import load_equivalents
 
 #: the fields that are the same in every shard of one plan, taken from the first
 _SAME_IN_EVERY_SHARD = (
@@ -110,5 +111,5 @@ def finish(first: dict[str, Any], docs: Sequence[dict[str, Any]]) -> dict[str, A
             "ran": sum((d.get("cache") or {}).get("ran", len(d["mutants"])) for d in docs),
         },
     }
-    equivalents = engine.load_equivalents(target=first["target"])
+    equivalents = load_equivalents(target=first["target"])
     return report.apply_gate(final, equivalents)

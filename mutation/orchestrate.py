@@ -34,7 +34,7 @@ from typing import Any, ParamSpec, TypeVar
 from ctxaudit import atomic, procs
 from ctxaudit.suite import commit as suite_commit
 from mutation import cache as verdict_cache
-from mutation import driver, engine, report
+from mutation import driver, engine, report, suite_coverage
 from mutation.config import ConfigError, TargetConfig, target_config
 from mutation.engine import REPO, SHARD_FORMAT, MutationError
 from mutation.fixed_tree import fixed_tree, leave_out_unfixed
@@ -43,6 +43,7 @@ from mutation.options import RECHECK_MODES, RunOptions
 from mutation.peer import PeerJob, run_peer
 from mutation.resolve import Resolved, developer_tree, resolve, resolve_target
 from mutation.result import MutationResult, result_as_dict, result_from
+from mutation.work_folders import keep, sweep_stale_work
 
 __all__ = [
     "MutationError",
@@ -230,52 +231,14 @@ def run(
             shutil.rmtree(folder, ignore_errors=True)
         raise
     except BaseException as exc:
-        _keep(made, f"the run failed: {type(exc).__name__}: {exc}")
+        keep(made, f"the run failed: {type(exc).__name__}: {exc}")
         raise
     if os.environ.get("CTXAUDIT_KEEP_WORK"):
-        _keep(made, "CTXAUDIT_KEEP_WORK is set")
+        keep(made, "CTXAUDIT_KEEP_WORK is set")
     else:
         for folder in made:
             shutil.rmtree(folder, ignore_errors=True)
     return res
-
-
-#: the file that marks a work folder kept on purpose (an error's evidence, or
-#: CTXAUDIT_KEEP_WORK): :func:`sweep_stale_work` leaves it
-KEPT = "KEPT"
-
-
-def _keep(folders: list[Path], why: str) -> None:
-    for folder in folders:
-        if folder.is_dir():
-            (folder / KEPT).write_text(why + "\n")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's: running
-        return True
-    return True
-
-
-def sweep_stale_work() -> list[Path]:
-    """Remove the work folders (``<name>.<pid>``) of runs that are no longer running and
-    did not keep them on purpose (a run killed before it could remove its own); the
-    folders removed."""
-    removed: list[Path] = []
-    if not engine.WORK.is_dir():
-        return removed
-    for folder in sorted(engine.WORK.iterdir()):
-        pid = folder.suffix[1:]
-        if not (folder.is_dir() and pid.isdigit()) or (folder / KEPT).exists():
-            continue
-        if int(pid) != os.getpid() and not _pid_alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
-    return removed
 
 
 def validate(target: str, options: RunOptions) -> tuple[RunOptions, TargetConfig]:
@@ -473,8 +436,10 @@ def shard_doc(
     i, n = options.shard or (1, 1)
     cov = None
     if options.coverage and i == 1:
-        limit = engine.coverage_timeout(baseline.get("seconds"))
-        cov = engine.branch_coverage(sel.plan, r.cfg, str(found.root), r.work, found.runtime, limit)
+        limit = suite_coverage.coverage_timeout(baseline.get("seconds"))
+        cov = suite_coverage.branch_coverage(
+            sel.plan, r.cfg, str(found.root), r.work, found.runtime, limit
+        )
     chosen = {m.id for m in sel.selected}
     for fp in sel.plan.files.values():
         for m, mu in fp.mutations:

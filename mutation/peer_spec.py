@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mutation.engine import load_reviewed
+from mutation.reviewed import load_reviewed
 
 OUTSIDE_SPEC_FILE = Path(__file__).resolve().parent / "outside_spec.toml"
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mutation.forking import _drain, _Job, _run_protocol, _wait, activate, fork_run, pin_package
-from mutation.seeding import CONSULTED, install_seed_hook
+from mutation.seeding import CONSULTED, install_seed_hook, seed_order, to_recheck
 
 HIT_PREFIX = "hit:"
 #: exit code after a mutant hung a worker that runs mutants in-process (engine.RESTART)
@@ -225,7 +225,7 @@ class Plugin:
         self._check_reached()
         seeds = [int(x) for x in self.plan.get("seeds") or [0]]
         first = self._run_pass(self.plan["mutants"], _Pass(1, seeds[0]))
-        again = self._to_recheck(first)
+        again = to_recheck(self.plan, first)
         second = self._run_pass(again, _Pass(2, seeds[0])) if again else {}
         if len(seeds) > 1:
             self._seed_recheck(first, second, seeds)
@@ -439,22 +439,6 @@ class Plugin:
         )
         self._record(job.mutant, rec, state)
 
-    def _to_recheck(self, first: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-        """The mutants pass 2 runs again (the plan's ``recheck``): all, or the survivors
-        and timeouts (of the gated kinds only, for ``gated``), or none."""
-        mutants = self.plan["mutants"]
-        recheck = self.plan.get("recheck", "survivors")
-        if recheck == "all":
-            return list(mutants)
-        if recheck in ("survivors", "gated"):
-            return [
-                mu
-                for mu in mutants
-                if first[mu["id"]]["status"] in ("survived", "timeout")
-                and (recheck == "survivors" or mu.get("gated"))
-            ]
-        return []
-
     def _seed_recheck(
         self,
         first: dict[str, dict[str, Any]],
@@ -473,32 +457,21 @@ class Plugin:
             and not first[mu["id"]].get("seed_free")
             and second.get(mu["id"], {}).get("status", "killed") in ("killed", "timeout")
         ]
+
+        def order(mu: dict[str, Any]) -> list[Any]:
+            done = self.passed_first.get(mu["id"], set())
+            killer = first[mu["id"]].get("killed_by")
+            return seed_order(self._ordered(mu), self.seed_free, self.base_tests, done, killer)
+
         for seed in seeds[1:]:
             if not undecided:
                 break
-            got = self._run_pass(undecided, _Pass(3, seed, lambda mu: self._seed_order(mu, first)))
+            got = self._run_pass(undecided, _Pass(3, seed, order))
             undecided = [
                 mu
                 for mu in undecided
                 if got[mu["id"]]["status"] in DETECTED and not got[mu["id"]].get("seed_free")
             ]
-
-    def _seed_order(self, mu: dict[str, Any], first: dict[str, dict[str, Any]]) -> list[Any]:
-        """A mutant's tests in pass 3: the seed-free ones first (less those that passed
-        in pass 1: they pass under any seed), then its pass-1 killer, then the rest."""
-        done = self.passed_first.get(mu["id"], set())
-        killer = first[mu["id"]].get("killed_by")
-        seed_free, tests = self.seed_free, self.base_tests
-
-        def rank(it: Any) -> int:
-            if it.nodeid in seed_free:
-                return 0
-            return 1 if it.nodeid == killer else 2
-
-        chosen = [
-            it for it in self._ordered(mu) if not (it.nodeid in seed_free and it.nodeid in done)
-        ]
-        return sorted(chosen, key=lambda it: (rank(it), tests[it.nodeid]["duration"], it.nodeid))
 
     # -- pytest hooks -------------------------------------------------------------
     def pytest_collection_finish(self, session: Any) -> None:

@@ -9,7 +9,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from mutation import engine
+from mutation import engine, suite_coverage
 from mutation.config import TargetConfig
 
 TOY = """
@@ -80,7 +80,7 @@ def toy(tmp_path: Path, tests_text: str) -> tuple[engine.Plan, TargetConfig, Pat
 
 def test_coverage_follows_subprocesses_and_forks(tmp_path: Path):
     plan, cfg, root = toy(tmp_path, TESTS)
-    cov = engine.branch_coverage(plan, cfg, str(root), tmp_path / "work")
+    cov = suite_coverage.branch_coverage(plan, cfg, str(root), tmp_path / "work")
     assert cov is not None and "error" not in cov, cov
     assert cov["tests_exit"] == 0
     assert cov["processes"] >= 3  # pytest, the subprocess, the fork
@@ -99,7 +99,7 @@ def test_a_suite_too_slow_under_coverage_is_not_measured_with_the_reason(tmp_pat
     # no capture: the test's child holds the suite's own output, as a service it starts would
     cfg = dataclasses.replace(cfg, pytest_args=(*cfg.pytest_args, "-s"))
     t0 = time.monotonic()
-    cov = engine.branch_coverage(plan, cfg, str(root), tmp_path / "work", timeout=3)
+    cov = suite_coverage.branch_coverage(plan, cfg, str(root), tmp_path / "work", timeout=3)
     assert cov == {
         "error": "the suite under coverage.py did not finish within 3 s (stopped there: "
         "coverage's tracer slows it down that much)"
