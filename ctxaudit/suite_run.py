@@ -190,20 +190,25 @@ def _here(kind: Any) -> Callable[[Target, Path], tuple[str, dict[str, str]]]:
     return process
 
 
-def own_tests_runner(target: Target, ticker: Ticker | None = None) -> OwnTestsRunner | None:
+def own_tests_runner(target: Target, ticker: Ticker | None = None) -> OwnTestsRunner:
     """How the fix audit runs ``target``'s own tests on a copy of its tree: the tests its
     ``mutation.toml`` declares (``ctxaudit/own_tests.py``), in the version's peer
     environment with the copy first on the path (the target's ``peer_process``; for a
     target whose suites run in this interpreter, this one: :func:`_here`), telling
-    ``ticker`` how long a run has taken. None when the target declares none."""
+    ``ticker`` how long a run has taken. A target that declares none gets a runner
+    whose every run is could-not-check, saying so."""
     kind = targets.get(target.kind)
     scope = kind.mutation
     process = getattr(kind, "peer_process", None) or _here(kind)
-    if scope is None or not scope.peer or scope.config is None:
-        return None
-    suite = own_tests.declared(scope.config, scope.section)
+    suite = None
+    if scope is not None and scope.peer and scope.config is not None:
+        suite = own_tests.declared(scope.config, scope.section)
     if suite is None:
-        return None
+        # asked for (--own-tests), none to run: the check did not happen, and says why,
+        # never an empty section that reads as passing
+        where = "" if scope is None else f" (no [{scope.section}.peer] in its mutation.toml)"
+        why = f"{kind.name} declares no own tests to run{where}"
+        return lambda _tree, _only: OwnRun([], why)
 
     def run(tree: Path, only: Sequence[str]) -> OwnRun:
         try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import targets
-from ctxaudit.targets import uvenv
+from ctxaudit.targets import pypi_build, uvenv
 from ctxaudit.targets.base import Resolved, TargetError
 from ctxaudit.targets.pypi import Env, Library, Tree
 
@@ -130,3 +130,41 @@ def test_the_peer_suite_runs_with_its_own_environment_variables(tmp_path: Path) 
     assert peer["PYTHONPATH"] == rig["PYTHONPATH"]  # the tree first on the path all the same
     plain = dataclasses.replace(lib, peer_environ=None)  # then the rig's settings apply
     assert plain.child_environ(env, tree, peer=True)["RIG"] == "1"
+
+
+def test_where_the_test_group_asks_another_range_the_harness_tests_decide(
+    tmp_path: Path,
+) -> None:
+    """langchain 1.2.0's tests ask for pytest<9, openai-agents 0.7.0's for
+    cryptography<46: a test pin or a pin of the release's lock outside the group's range
+    made the peer environment unresolvable (could not check). The group's range wins
+    there, and only there; every other pin of the release's lock still constrains it."""
+    lib = _library(tmp_path)
+    (tmp_path / "sdist").mkdir()
+    (tmp_path / "sdist" / "pyproject.toml").write_text(
+        '[dependency-groups]\ntest = ["pytest>=8,<9", "cryptography>=45,<46", "toy-helpers"]\n'
+    )
+    got = lib.peer_requirements("1.0.0", tmp_path / "sdist")
+    pins = uvenv.test_pins("toylib")
+    assert [p for p in pins if p.startswith("pytest==")], "ctxaudit pins pytest"
+    assert got == [
+        "toylib==1.0.0",
+        "pytest>=8,<9",
+        "cryptography>=45,<46",
+        "toy-helpers",
+        *[p for p in pins if not p.startswith("pytest==")],
+    ]
+    release = tmp_path / "locks" / "toylib-1.0.0.txt"
+    release.write_text(
+        "# a lock\ncryptography==50.0.2 \\\n    --hash=sha256:00\n    # via toylib\n"
+        "toy-helpers==3.1 \\\n    --hash=sha256:11\n"
+        'tomli==2.0.1 ; python_full_version < "3.11" \\\n    --hash=sha256:22\n'
+    )
+    out = tmp_path / "constraints.txt"
+    relaxed = pypi_build.release_constraints(release, got, out)
+    assert relaxed == ["cryptography<46,>=45 (the release's lock: 50.0.2)"]
+    # the pins the group has no range of (or a range they are in) stay, markers kept
+    assert out.read_text().splitlines() == [
+        "toy-helpers==3.1",
+        'tomli==2.0.1 ; python_full_version < "3.11"',
+    ]

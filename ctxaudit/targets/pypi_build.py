@@ -6,6 +6,7 @@ stamped, then moved into place; and the peer lock a maintainer commits."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -17,6 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from ctxaudit import procs
 from ctxaudit.targets import uvenv
@@ -43,6 +47,42 @@ class PeerLock:
 
     lock: Path | None
     requirements: list[str]
+
+
+#: a pinned line of a lock (``name==version``, its marker if any), at the line's start
+_PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(;[^\\]*)?")
+
+
+def release_constraints(release: Path, requirements: list[str], out: Path) -> list[str]:
+    """Write to ``out`` the constraints a peer environment is resolved under: every pin
+    of the release's lock, so that the packages both environments hold are the same,
+    except where a requirement of the peer suite (its test group) names the package
+    with a range that pin is outside: there the harness's own test requirements decide
+    (langchain 1.2.0's tests ask for pytest<9, openai-agents 0.7.0's for
+    cryptography<46). Returns those packages, each as its requirement, to be said."""
+    wanted: dict[str, Requirement] = {}
+    for r in requirements:
+        try:
+            req = Requirement(r)
+        except InvalidRequirement:
+            continue
+        if req.specifier:
+            wanted.setdefault(canonicalize_name(req.name), req)
+    kept: list[str] = []
+    relaxed: list[str] = []
+    for line in release.read_text(encoding="utf-8").splitlines():
+        m = _PINNED.match(line)
+        if m is None:
+            continue
+        asked = wanted.get(canonicalize_name(m.group(1)))
+        if asked is not None and not asked.specifier.contains(m.group(2), prereleases=True):
+            relaxed.append(f"{asked.name}{asked.specifier} (the release's lock: {m.group(2)})")
+            continue
+        kept.append(
+            f"{m.group(1)}=={m.group(2)}" + (f" {m.group(3).strip()}" if m.group(3) else "")
+        )
+    out.write_text("".join(f"{c}\n" for c in kept), encoding="utf-8")
+    return relaxed
 
 
 def reuse(dest: Path, key: str) -> Env | None:
@@ -90,7 +130,11 @@ def build(
         )  # fmt: skip
         release = lib.committed_lock(version) if peer is not None else None
         if release is not None:  # the packages both share stay at the release's pins
-            steps[-1][1].extend(["-c", str(release)])
+            constraints = tmp / "release-constraints.txt"
+            relaxed = release_constraints(release, requirements, constraints)
+            for why in relaxed:
+                log(f"{lib.name}: the peer suite of {version} asks for {why}")
+            steps[-1][1].extend(["-c", str(constraints)])
     steps += [
         ("uv venv", [str(uv), "venv", "--no-project", "--relocatable",
                      "-p", sys.executable, str(venv)]),
@@ -160,8 +204,14 @@ def write_peer_lock(lib: Library, version: str, out: Path) -> None:
             "-o", body.name,
         ]  # fmt: skip
         release = lib.committed_lock(version)
+        # ctxaudit's test pins the group's ranges left out (Library.peer_requirements)
+        relaxed = [
+            f"{pin} (ctxaudit's test pin)"
+            for pin in uvenv.test_pins(lib.name)
+            if pin not in requirements
+        ]
         if release is not None:  # the packages both share stay at the release's pins
-            shutil.copyfile(release, Path(tmp) / release.name)
+            relaxed += release_constraints(release, requirements, Path(tmp) / release.name)
             cmd += ["-c", release.name]
         proc = uvenv.run(cmd, cwd=Path(tmp))
         if proc.returncode != 0:
@@ -178,6 +228,9 @@ def write_peer_lock(lib: Library, version: str, out: Path) -> None:
             "# from:",
             *(f"#   {r}" for r in requirements),
         ]
+        if relaxed:
+            head += ["# the pins its test group asks otherwise of (the group decides):"]
+            head += [f"#   {why}" for why in relaxed]
         if lib.peer_omit:
             omitted = textwrap.wrap(", ".join(sorted(lib.peer_omit)), 84)
             head += [f"# leaving out of [dependency-groups] {lib.peer_group}:"]

@@ -263,3 +263,19 @@ def test_a_target_whose_suites_run_here_runs_its_own_tests_here_on_the_copy(
         _here(targets.get("langchain"))(
             Described("langchain", "langchain==1.5.2", "1.5.2", None), tmp_path
         )
+
+
+def test_a_target_that_declares_no_own_tests_is_could_not_check_when_they_are_asked_for() -> None:
+    """pydantic-ai's sdists ship no tests and its mutation.toml declares none: with
+    --own-tests its report said nothing at all (the runner was None and the step
+    returned), which reads as if they passed. Every run of its runner is an error that
+    says why, so the report's section says could not check."""
+    from ctxaudit.suite_run import own_tests_runner
+    from ctxaudit.targets.base import Described
+
+    run = own_tests_runner(Described("pydantic-ai", "pydantic-ai==2.68.0", "2.68.0", None))
+    got = run(Path("/nonexistent"), ())
+    assert got.tests == []
+    assert got.error == (
+        "pydantic-ai declares no own tests to run (no [pydantic-ai.peer] in its mutation.toml)"
+    )

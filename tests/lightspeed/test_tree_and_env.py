@@ -610,6 +610,33 @@ def test_ensure_env_builds_once_then_reuses(tmp_path: Path, fake_uv: FakeUv, cac
     assert len(fake_uv.calls) == 5  # nothing ran
 
 
+def test_the_peer_environment_adds_the_trees_test_group_and_its_own_pins(
+    tmp_path: Path, fake_uv: FakeUv, cache: Path
+) -> None:
+    """The tree's own tests (its dev group: pytest-asyncio, pytest-mock ...) run in an
+    environment of their own, never the one ctxaudit's suites run in; the tree's lock
+    decides the versions of what it pins (its pytest), ctxaudit's test pins the rest.
+    Seen failing with --no-dev kept beside --group dev (uv then leaves the group out:
+    the real tree's peer environment had no pytest)."""
+    tree = a_tree(
+        tmp_path / "tree", 'version = 1\n[[package]]\nname = "PyTest"\nversion = "8.4.0"\n'
+    )
+    plain = lsenv.ensure_env(tree)
+    heard: list[str] = []
+    peer = lsenv.ensure_env(tree, peer=True, log=heard.append)
+    assert peer.lock_hash == lsenv.lock_hash(tree, peer=True) != plain.lock_hash
+    assert peer.root != plain.root
+    assert json.loads((peer.root / lsenv.STAMP).read_text())["peer"] == "dev"
+    assert heard[0].endswith(f"for {tree.label} (its own tests)"), heard
+    export, constraints, _venv, _install, pins = fake_uv.calls[5:]
+    for cmd in (export, constraints):
+        assert "--no-dev" not in cmd
+        assert cmd[cmd.index("--group") + 1] == "dev" and "--no-default-groups" in cmd
+    wanted = [p for p in lsenv.test_pins() if not p.startswith("pytest==")]
+    assert wanted and pins[-len(wanted) :] == wanted
+    assert not any(a.startswith("pytest==") for a in pins)
+
+
 def test_half_built_env_is_rebuilt(tmp_path: Path, fake_uv: FakeUv, cache: Path) -> None:
     tree = a_tree(tmp_path / "tree")
     half = cache / "envs" / lsenv.lock_hash(tree)

@@ -8,6 +8,12 @@ runtime dependencies, installed with hashes, plus ctxaudit's test pins
 ``ctxaudit-env.json``, the stamp written last: a folder without it is
 half-built and is built again. Builds happen in a temporary folder that is
 renamed into place.
+
+A tree's own tests (its *peer suite*: ``tests/unit``, the fix audit's
+``--own-tests`` and the mutation audit's peer comparison) need its ``dev``
+dependency group too (pytest-asyncio, pytest-mock, ...): they run in a second
+environment, ``peer=True``, exported with that group and keyed apart (the word
+``peer`` is in its hash), never in the one ctxaudit's suites run in.
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ import shutil
 import subprocess
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ctxaudit.targets import uvenv
@@ -101,22 +109,30 @@ def test_pins() -> list[str]:
         raise EnvError(str(exc)) from None
 
 
-def lock_hash(tree: LightspeedTree) -> str:
-    """16 hex digits of sha256 over the tree's uv.lock and the test pins."""
+#: the dependency group of a tree's own tests (its pyproject.toml)
+PEER_GROUP = "dev"
+
+
+def lock_hash(tree: LightspeedTree, *, peer: bool = False) -> str:
+    """16 hex digits of sha256 over the tree's uv.lock and the test pins (and, for the
+    peer suite's environment, its group)."""
     lock = tree.root / "uv.lock"
     try:
         digest = hashlib.sha256(lock.read_bytes())
     except OSError:
         raise EnvError(f"{NAME}: {tree.label} has no readable uv.lock ({lock})") from None
     digest.update("\n".join(["", _SCHEME, *test_pins()]).encode())
+    if peer:
+        digest.update(f"\npeer {PEER_GROUP}".encode())
     return digest.hexdigest()[:16]
 
 
 def ensure_env(
-    tree: LightspeedTree, *, log: Callable[[str], None] = lambda _: None
+    tree: LightspeedTree, *, log: Callable[[str], None] = lambda _: None, peer: bool = False
 ) -> LightspeedEnv:
-    """The tree's environment: reused when its stamp is there, else built."""
-    key = lock_hash(tree)
+    """The tree's environment (``peer``: its own tests' one): reused when its stamp is
+    there, else built."""
+    key = lock_hash(tree, peer=peer)
     envs = cache_root() / "envs"
     dest = envs / key
     found = _reuse(dest, key)
@@ -127,7 +143,7 @@ def ensure_env(
         found = _reuse(dest, key)
         if found is not None:
             return found
-        return _build(tree, dest, key, log)
+        return _build(tree, dest, key, log, peer)
 
 
 def tiktoken_cache_dir(env: LightspeedEnv) -> Path:
@@ -179,10 +195,14 @@ def _reuse(dest: Path, key: str) -> LightspeedEnv | None:
     )
 
 
-def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None]) -> LightspeedEnv:
+def _build(
+    tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None], peer: bool = False
+) -> LightspeedEnv:
     uv = find_uv()
     python312 = find_python312()
     pins = test_pins()
+    if peer:  # the tree's lock, its own tests' group included, decides what it pins
+        pins = [p for p in pins if canonicalize_name(p.partition("==")[0]) not in _locked(tree)]
     if dest.exists():
         log(f"{NAME}: removing the half-built environment {dest}")
         shutil.rmtree(dest)
@@ -193,7 +213,14 @@ def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None
     venv_python = venv / "bin" / "python"
     requirements = tmp / "requirements.txt"
     constraints = tmp / "constraints.txt"
-    export = [str(uv), "export", "--quiet", "--frozen", "--no-dev", "--no-default-groups",
+    # the runtime dependencies; for the peer suite, its own tests' group too (--no-dev
+    # would take that group out again)
+    groups = (
+        ["--no-default-groups", "--group", PEER_GROUP]
+        if peer
+        else ["--no-dev", "--no-default-groups"]
+    )
+    export = [str(uv), "export", "--quiet", "--frozen", *groups,
               "--no-emit-project", "--no-header"]  # fmt: skip
     steps: list[tuple[str, list[str], Path | None]] = [
         ("uv export", [*export, "-o", str(requirements)], tree.root),
@@ -216,7 +243,8 @@ def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None
             None,
         ),
     ]  # fmt: skip
-    log(f"{NAME}: building the Python 3.12 environment {key} for {tree.label}")
+    what = f"{tree.label}" + (" (its own tests)" if peer else "")
+    log(f"{NAME}: building the Python 3.12 environment {key} for {what}")
     start = time.monotonic()
     try:
         for step, cmd, cwd in steps:
@@ -228,7 +256,7 @@ def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None
                 )
             if proc.returncode != 0:
                 raise EnvError(
-                    f"{NAME}: building the environment for {tree.label} failed at {step}: "
+                    f"{NAME}: building the environment for {what} failed at {step}: "
                     f"{uvenv.uv_reason(proc.stderr)} (full log: {dest / 'build.log'})"
                 )
         _tiktoken_dir(venv)  # a build without the tables is no good offline
@@ -241,6 +269,7 @@ def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None
             "python": str(python312),
             "uv": str(uv),
             "test_pins": pins,
+            **({"peer": PEER_GROUP} if peer else {}),
             "build_seconds": seconds,
             "size_bytes": size,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -263,6 +292,15 @@ def _build(tree: LightspeedTree, dest: Path, key: str, log: Callable[[str], None
         size_bytes=size,
         tiktoken_dir=_tiktoken_dir(dest / "venv"),
     )
+
+
+def _locked(tree: LightspeedTree) -> set[str]:
+    """The (normalized) names of every package the tree's uv.lock holds."""
+    try:
+        lock = tomllib.loads((tree.root / "uv.lock").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise EnvError(f"{NAME}: cannot read {tree.label}'s uv.lock ({exc})") from None
+    return {canonicalize_name(str(p.get("name", ""))) for p in lock.get("package", [])}
 
 
 def _run(cmd: list[str], cwd: Path | None) -> subprocess.CompletedProcess[str]:

@@ -93,6 +93,8 @@ class Lightspeed(BaseTarget):
         source_root="src",
         spec_option="--lightspeed",
         config=Path(__file__).with_name("mutation.toml"),
+        # its own tests: the tree's tests/unit, in the tree's peer environment
+        peer=True,
         spec_help="lightspeed-stack tree: lightspeed-stack==TAG, lightspeed-stack@REV or a "
         "path (default: main of the repository)",
     )
@@ -176,6 +178,21 @@ class Lightspeed(BaseTarget):
 
         tree = lstree.resolve(target.spec, target.repo or lstree.repo_from(None))
         env = ensure_env(tree)
+        return str(env.python), runner.child_env(env, tree, {"TMPDIR": str(tmp)})
+
+    def peer_suite(self, resolved: Resolved) -> Path | None:
+        """The tree itself: its own ``tests/unit`` (None when it has none)."""
+        return resolved.root if (resolved.root / "tests" / "unit").is_dir() else None
+
+    def peer_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]]:
+        """Like :meth:`suite_process`, in the tree's peer environment (its ``dev`` group
+        too: the tools its own tests import), the tree's ``src/`` first on the path."""
+        from ctxaudit.targets.lightspeed import runner
+        from ctxaudit.targets.lightspeed import tree as lstree
+        from ctxaudit.targets.lightspeed.env import ensure_env
+
+        tree = lstree.resolve(target.spec, target.repo or lstree.repo_from(None))
+        env = ensure_env(tree, peer=True)
         return str(env.python), runner.child_env(env, tree, {"TMPDIR": str(tmp)})
 
     def findings(self) -> list[KnownFinding]:

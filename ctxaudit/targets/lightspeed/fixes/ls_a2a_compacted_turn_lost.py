@@ -32,7 +32,14 @@ FIX = Fix(
                     + "from utils.conversations import append_turn_items_to_conversation\n"
                     + "from ogx_api import OpenAIResponseMessage\n",
                 ),
-                Edit(_A2A, _BUILD, _BUILD + explicit_input("            ")),
+                # compacted as the compaction's result says, not as the input's type
+                # reads: lightspeed-stack's own tests hand the executor parameters
+                # whose input is a mock (test_process_task_streaming_*)
+                Edit(
+                    _A2A,
+                    _BUILD,
+                    _BUILD + explicit_input("            ", when="compaction.compacted"),
+                ),
                 Edit(
                     _A2A,
                     _PUBLISH,

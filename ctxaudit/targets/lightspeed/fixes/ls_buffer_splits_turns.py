@@ -4,7 +4,12 @@ summary, the rest sent verbatim). The fix keeps the last ``buffer_turns`` *turns
 turn starts at a message that is not the assistant's, after an assistant message."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import (
+    MAIN,
+    MARKER_READING_PIN,
+    RELEASE_06,
+    RELEASE_07,
+)
 
 _COMPACTION = "src/utils/compaction.py"
 _HELPER = (
@@ -51,6 +56,7 @@ FIX = Fix(
                     "        split_at = starts[-candidate_turns]\n",
                 ),
             ),
+            pins=(MARKER_READING_PIN,),
         ),
     ),
 )

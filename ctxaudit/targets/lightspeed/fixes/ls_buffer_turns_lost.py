@@ -10,7 +10,12 @@ settings (an operator's change between two folds) is misread, which is
 LS-MARKER-COVERAGE-UNRECORDED."""
 
 from ctxaudit.fixes import Edit, Fix, Form
-from ctxaudit.targets.lightspeed.fixes.trees import MAIN, RELEASE_06, RELEASE_07
+from ctxaudit.targets.lightspeed.fixes.trees import (
+    MAIN,
+    MARKER_READING_PIN,
+    RELEASE_06,
+    RELEASE_07,
+)
 
 _FILE = "src/utils/conversation_compaction.py"
 
@@ -112,6 +117,7 @@ FIX = Fix(
                 Edit(_FILE, _STATE_READ_OLD, _STATE_READ_NEW),
                 Edit(_FILE, _CALL_OLD, _CALL_NEW),
             ),
+            pins=(MARKER_READING_PIN,),
         ),
     ),
 )

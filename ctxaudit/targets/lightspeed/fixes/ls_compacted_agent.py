@@ -11,10 +11,14 @@ its prompt), and stores the completed turn against the original input, as main's
 /v1/responses does (``append_turn_items_to_conversation``)."""
 
 
-def explicit_input(indent: str, agent: str = "agent", params: str = "responses_params") -> str:
-    """Lines that make ``agent`` send ``params``' explicit input when it is a list."""
+def explicit_input(
+    indent: str, agent: str = "agent", params: str = "responses_params", when: str = ""
+) -> str:
+    """Lines that make ``agent`` send ``params``' explicit input when it is a list (or,
+    with ``when``, when that condition says the request was compacted)."""
+    test = when or f"not isinstance({params}.input, str)"
     lines = (
-        f"if not isinstance({params}.input, str):  # compacted: the explicit input, as built\n"
+        f"if {test}:  # compacted: the explicit input, as built\n"
         f'    _body = dict(({agent}.model.settings or {{}}).get("extra_body") or {{}})\n'
         f'    _body["input"] = {params}.model_dump(exclude_none=True)["input"]\n'
         f'    {agent}.model_settings = {{**({agent}.model_settings or {{}}), "extra_body": _body}}\n'
