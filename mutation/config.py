@@ -6,7 +6,9 @@ after the target, ``[<name>]``:
 
 - ``package`` (the folder copied and mutated), ``tests`` (the suites run against each
   mutant: paths under ctxaudit's root, or under the file's own folder written
-  ``{here}/...``, for a target that ships its suites in its own package),
+  ``{here}/...``, for a target that ships its suites in its own package, or
+  ``{concerns}/...``, ctxaudit's shared concern suites, for one whose adapters declare
+  them: ``ctxaudit/targets/concern_suites``),
   ``pytest_args``; ``files[]``: ``path`` (a glob) and ``functions``;
 - ``files[].functions`` and ``exclude[].function`` are fnmatch globs over the
   qualified name inside the file (``"EvalCap.record_llm_call"``, ``"_parse_time"``);
@@ -296,7 +298,12 @@ def _reason(entry: dict[str, str], target: str) -> str:
 
 
 def _here(test: str, config: Path) -> str:
-    """A ``tests`` entry with ``{here}`` read as the configuration file's folder."""
+    """A ``tests`` entry with ``{here}`` read as the configuration file's folder, and
+    ``{concerns}`` as the folder of ctxaudit's shared concern suites (a target whose
+    adapters declare them writes no suite of its own)."""
+    from ctxaudit.targets import concern_suites
+
+    test = test.replace("{concerns}", str(concern_suites.HERE))
     return test.replace("{here}", str(config.resolve().parent))
 
 

@@ -328,3 +328,43 @@ def test_a_pypi_target_and_the_printed_commands_run_from_the_wheel(
                            capture_output=True, text=True, check=False)  # fmt: skip
     assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
     assert "1 failed" in again.stdout and "--replay=" in replays[0], again.stdout[-3000:]
+
+
+def test_a_harness_with_no_test_of_its_own_reaches_its_finding_and_its_gate_from_the_wheel(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """examples/toymeter installed beside the wheel: its adapter imports ctxaudit's budget
+    protocol in the audit's own process (no model, no Hypothesis there), and ctxaudit's
+    shared budget suite is its suite. The planted bug is B3 (exit 1); fixed, every
+    property holds and its mutation gate passes (exit 0)."""
+    env_dir, env = installed
+    python = str(env_dir / "bin" / "python")
+    ctxaudit = str(env_dir / "bin" / "ctxaudit")
+    audit = [ctxaudit, "audit", "--target", "toymeter", "--profile", "ci", "--seed", "0"]
+    src = tmp_path / "toymeter"
+    shutil.copytree(
+        ROOT / "examples" / "toymeter", src, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    meter = src / "toymeter" / "meter.py"
+    try:
+        for fixed in (False, True):
+            if fixed:
+                bug = "self.calls > self.max_calls"
+                meter.write_text(meter.read_text().replace(bug, "self.calls >= self.max_calls"))
+            added = _run([str(UV), "pip", "install", "-q", "--reinstall", "--no-deps",
+                          "--python", python, str(src)], tmp_path, dict(os.environ))  # fmt: skip
+            assert added.returncode == 0, added.stderr[-3000:]
+            out = tmp_path / ("fixed" if fixed else "planted")
+            extra = ["--mutation", "--no-peer"] if fixed else ["--no-fixes"]
+            got = _run([*audit, *extra, "--out", str(out)], tmp_path, env)
+            assert got.returncode == (0 if fixed else 1), got.stdout[-3000:] + got.stderr[-2000:]
+            verdicts = json.loads((out / "toymeter-1.0/findings.json").read_text())["verdicts"]
+            assert verdicts == ({"B1": "holds", "B2": "holds", "B3": "holds"} if fixed else
+                                {**verdicts, "B3": "fails"}), verdicts  # fmt: skip
+        # exit 0 with --mutation: the gate passed; the shared suite killed the meter's mutants
+        mutants = json.loads((out / "toymeter-1.0/mutation.json").read_text())["files"]
+        statuses = [m["status"] for m in mutants["toymeter/meter.py"]["mutants"]]
+        assert statuses and set(statuses) == {"Killed"}, statuses
+    finally:
+        _run([str(UV), "pip", "uninstall", "-q", "--python", python, "toymeter"], tmp_path,
+             dict(os.environ))  # fmt: skip

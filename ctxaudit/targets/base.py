@@ -302,6 +302,10 @@ class BaseTarget:
     #: imported once per environment by a warm interpreter that forks each run
     #: (``ctxaudit/warm.py``); one an environment lacks is skipped
     preload: Sequence[str] = ("pytest", "hypothesis")
+    #: the concerns whose shared suites check it (``ctxaudit/targets/concern_suites``):
+    #: concern -> ``"module:attribute"``, a callable that takes the resolved version
+    #: and returns its adapter; its ``suites`` are then ``suites_for(concerns)``
+    concerns: Mapping[str, str] = {}
 
     def claims(self, spec: str) -> bool:
         return spec == self.name
@@ -329,6 +333,10 @@ class BaseTarget:
         return None
 
     def suite_args(self, spec: str) -> list[str]:
+        if self.concerns:  # the shared suites find its adapter and the version so; run
+            # from any folder (a printed rerun), they need ctxaudit's pytest setup named
+            plugin = ["-p", "ctxaudit.pytest_plugin"]
+            return [*plugin, f"--concern-target={self.name}", f"--concern-spec={spec}"]
         return []
 
     def suite_process(self, target: Described, tmp: Path) -> tuple[str, dict[str, str]] | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ctxaudit import targets
+from ctxaudit.targets import concern_suites
 from ctxaudit.targets.base import PytestOption, Target
 
 
@@ -31,6 +32,7 @@ def addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ctxaudit targets", "the target versions ctxaudit's suites check")
     for _, option in declared():
         group.addoption(option.name, default="", metavar=option.metavar, help=option.help)
+    concern_suites.addoption(parser)  # the shared suites' target and version
 
 
 def configure(config: pytest.Config) -> None:

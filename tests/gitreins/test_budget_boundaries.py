@@ -8,12 +8,20 @@ from typing import Any
 
 import pytest
 
+from ctxaudit.concerns.budget import T0
+from ctxaudit.locksteps import budget as concern
+from ctxaudit.targets.gitreins.budget import clock_at, reported
 from ctxaudit.targets.gitreins.tree import GitreinsModules
 from model.budget import Budget, Cap
 from model.config import Caps
-from tests.gitreins.test_budget_lockstep import T0, check_report, clock_at
 
 pytestmark = [pytest.mark.gitreins, pytest.mark.properties("B2", "B3", "B4")]
+
+
+def check_report(prop: str, message: str | None, expected: frozenset[Cap]) -> None:
+    """The cap EvalCap's message names is one the model reports (or none)."""
+    concern.check_report(prop, reported(message), expected)
+
 
 FIELDS = ["max_iterations", "max_seconds", "max_input_tokens", "max_output_tokens"]
 
