@@ -11,6 +11,11 @@ observed, all of it public: how many requests the model received, the run's mete
 each tool call sees them (``RunContext.usage``), the ``UsageLimitExceeded`` the run
 raised (the limit its message names), and the pool after the run.
 
+:class:`Budget` is this, as the budget concern's run adapter
+(``ctxaudit/concerns/budget_runs.py``): the shared run lockstep
+(``ctxaudit/locksteps/budget_runs.py``) drives it beside the model, with
+:data:`CONTRACT`, pydantic-ai's documented contract, as the model's parameters.
+
 Runs only in a pydantic-ai environment (``tests/pydantic_ai/inenv``).
 """
 
@@ -18,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import Agent, RunContext, Tool
@@ -27,95 +31,43 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage, RunUsage, UsageLimits
 
-from model.budget import Cap
-from model.config import Caps
+from ctxaudit.concerns import budget_runs as limit
+from ctxaudit.concerns.budget_runs import Contract, Limits, Meters, Observed, Step
 
-#: the limit a ``UsageLimitExceeded`` message names -> the model's cap
+#: the limit a ``UsageLimitExceeded`` message names -> the protocol's name for it
 LIMIT_CAPS = {
-    "request_limit": Cap.ITERATIONS,
-    "input_tokens_limit": Cap.INPUT,
-    "output_tokens_limit": Cap.OUTPUT,
-    "total_tokens_limit": Cap.TOTAL,
-    "per_request_input_tokens_limit": Cap.REQUEST_INPUT,
-    "tool_calls_limit": Cap.TOOL_CALLS,
+    "request_limit": limit.REQUESTS,
+    "input_tokens_limit": limit.INPUT,
+    "output_tokens_limit": limit.OUTPUT,
+    "total_tokens_limit": limit.TOTAL,
+    "per_request_input_tokens_limit": limit.REQUEST_INPUT,
+    "tool_calls_limit": limit.TOOL_CALLS,
 }
 _LIMIT_RE = re.compile(r"the (\w+) of -?\d+")
 
 
-@dataclass(frozen=True)
-class Segment:
-    """One request of a response: a response continued (a ``suspended`` segment, the
-    ``pause_turn`` shape) is several requests whose usage pydantic-ai sums."""
-
-    input: int  # the request's input tokens, cached ones included
-    cached: int  # of which read from the cache
-    output: int
-
-
-@dataclass(frozen=True)
-class Step:
-    segments: tuple[Segment, ...]
-    tools: int  # tool calls in the response; 0: the final text answer
+#: pydantic-ai's documented contract (docs/properties.md, section 1b): the model's parameters
+CONTRACT = Contract(
+    at_cap=False,
+    zero_is_cap=True,
+    refuse_over_cap=True,
+    quoted="pydantic_ai/usage.py, UsageLimits.check_tokens: 'Raises a UsageLimitExceeded "
+    "exception if the usage exceeds any of the token limits' (reached only past a limit); "
+    "'Each of the limits can be set to `None` to disable that limit' (0 is a limit); "
+    "check_before_request: 'Raises a UsageLimitExceeded exception if the next request "
+    "would exceed any of the limits' (a meter already past its limit refuses the request)",
+)
 
 
-@dataclass(frozen=True)
-class Limits:
-    """``UsageLimits``; None disables a limit."""
-
-    requests: int | None = None
-    input: int | None = None
-    output: int | None = None
-    total: int | None = None
-    request_input: int | None = None
-    tool_calls: int | None = None
-
-    def usage_limits(self) -> UsageLimits:
-        return UsageLimits(
-            request_limit=self.requests,
-            input_tokens_limit=self.input,
-            output_tokens_limit=self.output,
-            total_tokens_limit=self.total,
-            per_request_input_tokens_limit=self.request_input,
-            tool_calls_limit=self.tool_calls,
-        )
-
-    def caps(self) -> Caps:
-        """The model's caps under pydantic-ai's documented contract (docs/properties.md,
-        section 1b): tokens reached only past a limit, 0 a real limit, a request refused
-        while a token limit is passed, a response counted once whatever its requests."""
-
-        def cap(value: int | None) -> int:
-            return -1 if value is None else value
-
-        return Caps(
-            max_iterations=float(cap(self.requests)),
-            max_input_tokens=cap(self.input),
-            max_output_tokens=cap(self.output),
-            max_total_tokens=cap(self.total),
-            max_request_input_tokens=cap(self.request_input),
-            max_tool_calls=cap(self.tool_calls),
-            tool_call_weight=0.0,
-            at_cap=False,
-            zero_is_cap=True,
-            refuse_over_cap=True,
-        )
-
-
-@dataclass(frozen=True)
-class Meters:
-    requests: int
-    input: int
-    output: int
-    tool_calls: int
-
-
-@dataclass(frozen=True)
-class Observed:
-    requests_received: int  # FunctionModel calls: every request, continuations included
-    seen_by_tools: tuple[tuple[int, int, int], ...]  # (requests, input, output) per tool call
-    raised: Cap | None  # the limit the run stopped on
-    message: str | None
-    pool: Meters
+def usage_limits(limits: Limits) -> UsageLimits:
+    return UsageLimits(
+        request_limit=limits.requests,
+        input_tokens_limit=limits.input,
+        output_tokens_limit=limits.output,
+        total_tokens_limit=limits.total,
+        per_request_input_tokens_limit=limits.request_input,
+        tool_calls_limit=limits.tool_calls,
+    )
 
 
 def meters(usage: RunUsage) -> Meters:
@@ -131,7 +83,7 @@ def pool_of(m: Meters) -> RunUsage:
     )
 
 
-def limit_named(message: str) -> Cap:
+def limit_named(message: str) -> str:
     m = _LIMIT_RE.search(message)
     if m is None or m.group(1) not in LIMIT_CAPS:
         raise ValueError(f"a UsageLimitExceeded that names no known limit: {message!r}")
@@ -202,11 +154,26 @@ def run(
 
     agent = Agent(FunctionModel(answer), tools=[Tool(probe, takes_ctx=True)])
 
-    raised: Cap | None = None
+    raised: str | None = None
     message: str | None = None
     try:
-        start(agent, entry, pool, limits.usage_limits())
+        start(agent, entry, pool, usage_limits(limits))
     except UsageLimitExceeded as exc:
         message = str(exc).split(". Consider")[0]
         raised = limit_named(message)
     return Observed(len(requests), tuple(seen), raised, message, meters(pool))
+
+
+class Budget:
+    """pydantic-ai's agent loop under ``UsageLimits`` as the budget concern's run adapter
+    (:class:`~ctxaudit.concerns.budget_runs.RunBudgetAdapter`): each run meters into a
+    fresh ``RunUsage`` that holds the lockstep's pool."""
+
+    entry_points = ENTRY_POINTS
+    contract = CONTRACT
+
+    def __init__(self, version: str) -> None:
+        self.name = f"pydantic-ai {version}: UsageLimits"
+
+    def run(self, steps: tuple[Step, ...], limits: Limits, pool: Meters, entry: str) -> Observed:
+        return run(steps, limits, pool_of(pool), entry)
