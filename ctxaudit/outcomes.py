@@ -117,6 +117,11 @@ def _raised_in(tb: TracebackType | None) -> tuple[str | None, str]:
     return None, (f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?")
 
 
+def where_raised(exc: BaseException) -> str:
+    """Where ``exc`` was raised: the innermost frame that is ours or the target's."""
+    return _raised_in(exc.__traceback__)[1]
+
+
 def could_not_check(exc: BaseException) -> str | None:
     """Why ``exc`` (what a test raised) means ctxaudit could not check the target, with
     the error and where it arose; None when it is a finding about the target.

@@ -10,7 +10,10 @@ A program that ends in ctxaudit's own error (``ctxaudit.outcomes.could_not_check
 the harness cannot drive or observe this tree) neither reproduces nor does not: its
 test raises :class:`~ctxaudit.outcomes.CouldNotCheck`, and the reproduction record
 (``CTXAUDIT_LIGHTSPEED_REPRODUCTION``, read by the audit's ``findings_check``) lists it
-under ``could_not_check`` with the reason, never under ``reproducing``.
+under ``could_not_check`` with the reason, never under ``reproducing``. So does one
+that ends in any other exception before its verdict (the tree's, or an HTTP client's
+that timed out on a loaded machine): its test fails with it, and the record says ctxaudit
+could not check it, never that it does not reproduce.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from ctxaudit import atomic
-from ctxaudit.outcomes import CouldNotCheck, could_not_check
 from ctxaudit.targets.lightspeed.findings import FINDINGS, Finding, names_property
+from ctxaudit.targets.lightspeed.program_outcome import outcome
 from tests.lightspeed.inenv import programs
 
 TAG = os.environ.get("CTXAUDIT_LIGHTSPEED_TAG") or None
@@ -57,17 +60,10 @@ def test_known_finding(finding: Finding, reproduction: programs.Reproduction) ->
 
 
 def program_outcome(reproduction: programs.Reproduction, finding: Finding) -> str | None:
-    """The finding's program's failure message, or None; CouldNotCheck when the program
-    ended in ctxaudit's own error. An exception the target's code raised is let through:
-    the test fails with it."""
-    try:
-        return reproduction[finding.id]
-    except Exception as exc:
-        why = could_not_check(exc)
-        if why is None:
-            raise
-        UNCHECKED[finding.id] = why
-        raise CouldNotCheck(f"{finding.id}'s program could not be checked here: {why}") from exc
+    """The finding's program's failure message, or None; an exception before its verdict
+    (ctxaudit's own: CouldNotCheck; the tree's: raised as it was) is recorded as could
+    not check (``ctxaudit/targets/lightspeed/program_outcome.py``)."""
+    return outcome(lambda: reproduction[finding.id], finding.id, UNCHECKED)
 
 
 def record(reproduction: programs.Reproduction) -> None:
