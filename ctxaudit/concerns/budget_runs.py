@@ -33,6 +33,14 @@ from typing import Protocol
 REQUESTS, INPUT, OUTPUT, TOTAL = "iterations", "input", "output", "total"
 REQUEST_INPUT, TOOL_CALLS = "request-input", "tool-calls"
 
+#: what a harness may have besides a request limit and its request and token meters, each
+#: a part of what the lockstep draws; one a harness lacks is never drawn
+TOKEN_LIMITS = "token limits"  # input, output, total and one request's input
+TOOL_LIMIT = "tool-call limit"  # and the tool-call meter it counts on
+CARRIED_POOL = "carried pool"  # a run meters into usage carried from earlier runs
+CONTINUED = "continued responses"  # a response the provider continued: several requests
+CAPABILITIES = frozenset({TOKEN_LIMITS, TOOL_LIMIT, CARRIED_POOL, CONTINUED})
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -67,12 +75,13 @@ class Limits:
 
 @dataclass(frozen=True)
 class Meters:
-    """A pool of usage: what the run meters into (responses counted as requests)."""
+    """A pool of usage: what the run meters into (responses counted as requests). A
+    harness without :data:`TOOL_LIMIT` keeps no tool-call meter: its ``tool_calls`` is 0."""
 
     requests: int
     input: int
     output: int
-    tool_calls: int
+    tool_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,8 +115,11 @@ class RunBudgetAdapter(Protocol):
     #: ``iter`` stepped ...); every run is drawn at one of them
     entry_points: tuple[str, ...]
     contract: Contract
+    #: which of :data:`CAPABILITIES` the harness has
+    capabilities: frozenset[str]
 
     def run(self, steps: tuple[Step, ...], limits: Limits, pool: Meters, entry: str) -> Observed:
         """One agent run of ``steps`` (the last a final answer) under ``limits``, metering
-        into a pool that holds ``pool``, started at ``entry``; the faked LLM answers
-        each request with the next segment."""
+        into a pool that holds ``pool`` (zero for a harness without
+        :data:`CARRIED_POOL`), started at ``entry``; the faked LLM answers each request
+        with the next segment."""

@@ -29,7 +29,7 @@ meters and the search goes on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from hypothesis import event, note
@@ -43,6 +43,11 @@ from hypothesis.stateful import (
 
 from ctxaudit import shapes
 from ctxaudit.concerns.budget_runs import (
+    CAPABILITIES,
+    CARRIED_POOL,
+    CONTINUED,
+    TOKEN_LIMITS,
+    TOOL_LIMIT,
     Contract,
     Limits,
     Meters,
@@ -162,10 +167,16 @@ def shown(m: Meters) -> Shown:
 
 
 def check_invariants(
-    pool: Meters, limits: Limits, contract: Contract, steps: tuple[Step, ...], got: Observed
+    pool: Meters,
+    limits: Limits,
+    contract: Contract,
+    steps: tuple[Step, ...],
+    got: Observed,
+    tool_meter: bool = True,
 ) -> None:
     """BI1-BI5 on one run: the requests it made are the first ones of the script (the
-    faked LLM answers them in order), each tool that ran saw the meters then."""
+    faked LLM answers them in order), each tool that ran saw the meters then (and, where
+    the harness keeps a tool-call meter, counted one each)."""
     made = [s for step in steps for s in step.segments][: got.requests_received]
     broken = check_run(
         shown(pool),
@@ -173,7 +184,7 @@ def check_invariants(
         shown(got.pool),
         limits_of(caps(limits, contract)),
         requests=[Request(s.input, s.output) for s in made],
-        tools_run=len(got.seen_by_tools),
+        tools_run=len(got.seen_by_tools) if tool_meter else 0,
         stopped_on=got.raised,
     )
     assert not broken, report(broken, "the run")
@@ -185,11 +196,13 @@ segments = st.builds(
     st.one_of(st.just(0), st.integers(0, 20)),
     st.integers(1, 10),
 )
-responses = st.lists(segments, min_size=1, max_size=2).map(tuple)
 
 
 @st.composite
-def scripts(draw: st.DrawFn) -> tuple[Step, ...]:
+def scripts(draw: st.DrawFn, continued: bool = True) -> tuple[Step, ...]:
+    """Tool-call batches, then the final answer; a response is two requests at most
+    (one, where the harness has no continued responses)."""
+    responses = st.lists(segments, min_size=1, max_size=2 if continued else 1).map(tuple)
     batches = draw(st.lists(st.integers(1, 3), max_size=3))
     steps = [Step(draw(responses), n) for n in batches]
     return (*steps, Step(draw(responses), 0))
@@ -217,10 +230,23 @@ def around(values: list[int]) -> st.SearchStrategy[int | None]:
     return st.one_of(st.none(), near.map(lambda v: max(v, 0)))
 
 
+#: the limits a capability brings (the request limit every harness has)
+LIMITS_OF = {
+    TOKEN_LIMITS: ("input", "output", "total", "request_input"),
+    TOOL_LIMIT: ("tool_calls",),
+}
+
+
 @st.composite
-def limits_for(draw: st.DrawFn, pool: Meters, steps: tuple[Step, ...]) -> Limits:
+def limits_for(
+    draw: st.DrawFn, pool: Meters, steps: tuple[Step, ...], has: frozenset[str] = CAPABILITIES
+) -> Limits:
+    """Each limit the harness has drawn around the values its meter takes; the others off."""
     seen = marks(pool, steps)
-    return Limits(**{name: draw(around(values)) for name, values in seen.items()})
+    lacks = {name for cap, names in LIMITS_OF.items() if cap not in has for name in names}
+    return Limits(
+        **{name: draw(around(values)) for name, values in seen.items() if name not in lacks}
+    )
 
 
 pools = st.builds(
@@ -238,7 +264,11 @@ def make_machine(
 ) -> type[RuleBasedStateMachine]:
     """The run lockstep of ``adapter``'s agent loop (``left_out``: its target's
     registered findings' regions)."""
-    contract = adapter.contract
+    contract, has = adapter.contract, adapter.capabilities
+    unknown = has - CAPABILITIES
+    if unknown:
+        raise ValueError(f"{adapter.name}: unknown capabilities {sorted(unknown)}")
+    tool_meter = TOOL_LIMIT in has
     shapes.declare(RUNS, ("entry point", adapter.entry_points), ("the run", ENDS))
 
     class RunBudgetLockstep(RuleBasedStateMachine):
@@ -247,19 +277,25 @@ def make_machine(
             note(adapter.name)
             self.pool = Meters(0, 0, 0, 0)
 
-        @rule(pool=pools)
-        def carry_in(self, pool: Meters) -> None:
-            """The next runs meter into usage that is already there."""
-            note(f"pool = {pool!r}")
-            self.pool = pool
+        if CARRIED_POOL in has:
+
+            @rule(pool=pools)
+            def carry_in(self, pool: Meters) -> None:
+                """The next runs meter into usage that is already there."""
+                note(f"pool = {pool!r}")
+                self.pool = pool
 
         @rule(data=st.data())
         def agent_run(self, data: st.DataObject) -> None:
-            steps = data.draw(scripts())
-            limits = data.draw(limits_for(self.pool, steps))
+            if CARRIED_POOL not in has:  # each run meters from nothing
+                self.pool = Meters(0, 0, 0, 0)
+            steps = data.draw(scripts(CONTINUED in has))
+            limits = data.draw(limits_for(self.pool, steps, has))
             entry = data.draw(st.sampled_from(adapter.entry_points))
             note(f"run({steps!r}, {limits!r}, entry={entry!r}) on {self.pool!r}")
             expected = expect(self.pool, limits, contract, steps, left_out)
+            if not tool_meter and not isinstance(expected, str):  # it counts no tool calls
+                expected = replace(expected, pool=replace(expected.pool, tool_calls=0))
             observed = adapter.run(steps, limits, self.pool, entry)
             note(f"observed {observed!r}")
             if isinstance(expected, str):
@@ -267,7 +303,7 @@ def make_machine(
                 self.pool = observed.pool  # the model takes the harness's meters
                 return
             event(f"stops on {sorted(expected.stops_on)}" if expected.stops_on else "completes")
-            check_invariants(self.pool, limits, contract, steps, observed)
+            check_invariants(self.pool, limits, contract, steps, observed, tool_meter)
             ended = "stops on a limit" if observed.raised else "completes"
             if observed.raised and observed.requests_received == 0:
                 ended = "refused before its first request"

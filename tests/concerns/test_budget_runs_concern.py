@@ -12,7 +12,15 @@ import dataclasses
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from ctxaudit.concerns.budget_runs import Contract, Limits, Meters, Observed, Step
+from ctxaudit.concerns.budget_runs import (
+    CAPABILITIES,
+    TOOL_LIMIT,
+    Contract,
+    Limits,
+    Meters,
+    Observed,
+    Step,
+)
 from ctxaudit.locksteps.budget_runs import run_lockstep
 
 #: the examples of one run: enough to reach the limits the strategies aim at
@@ -46,6 +54,7 @@ class Loop:
     breaks: frozenset[str] = frozenset()
     name: str = "the test's agent loop"
     entry_points: tuple[str, ...] = ("sync", "async")
+    capabilities: frozenset[str] = CAPABILITIES
 
     def run(self, steps: tuple[Step, ...], limits: Limits, pool: Meters, entry: str) -> Observed:
         m = dataclasses.asdict(pool)
@@ -60,6 +69,8 @@ class Loop:
         except Stop as stop:
             raised = stop.limit
         message = None if raised is None else f"the {raised} limit"
+        if TOOL_LIMIT not in self.capabilities:  # it keeps no tool-call meter
+            m["tool_calls"] = 0
         return Observed(received[0], tuple(seen), raised, message, Meters(**m))
 
     async def _async(self, *args: object) -> None:
@@ -124,6 +135,31 @@ class Loop:
 @pytest.mark.parametrize("contract", [PAST, AT], ids=["past the limit", "at the limit"])
 def test_the_loop_as_written_holds(contract: Contract) -> None:
     run_lockstep(Loop(contract), settings=QUICK)
+
+
+#: a harness with a request limit only (openai-agents' ``max_turns``): no token or
+#: tool-call limit, no tool-call meter, no usage carried between runs, no continuations
+REQUESTS_ONLY = frozenset[str]()
+
+
+@pytest.mark.parametrize("brk", ["", "request at the limit", "output unmetered"])
+def test_a_harness_with_a_request_limit_only(brk: str) -> None:
+    """Only what the harness has is drawn: the loop holds, and a break of what it has
+    still fails with its property."""
+    loop = Loop(PAST, frozenset({brk} - {""}), capabilities=REQUESTS_ONLY)
+    if not brk:
+        run_lockstep(loop, settings=QUICK)
+        return
+    with pytest.raises(AssertionError) as failed:
+        run_lockstep(loop, settings=FIRST_FAILURE)
+    assert str(failed.value).startswith("B3:" if "request" in brk else "B1:"), failed.value
+
+
+def test_a_capability_no_lockstep_knows_is_refused() -> None:
+    from ctxaudit.locksteps.budget_runs import make_machine
+
+    with pytest.raises(ValueError, match="unknown capabilities"):
+        make_machine(Loop(PAST, capabilities=frozenset({"streaming"})))
 
 
 @pytest.mark.parametrize(

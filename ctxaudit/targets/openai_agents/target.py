@@ -1,6 +1,7 @@
 """openai-agents as a :class:`~ctxaudit.targets.base.Target`: its sessions
 (``agents.memory``), the runner's writes to them and ``OpenAIResponsesCompactionSession``
-(S1-S3, S6, S7, S9, C1). Trees and environments are
+(S1-S3, S6, S7, S9, C1), and its agent loop's turn limit and usage (B1, B3: the budget
+concern's run lockstep, ``ctxaudit/targets/openai_agents/budget.py``). Trees and environments are
 :mod:`ctxaudit.targets.openai_agents.tree`; its suites (``tests/openai_agents/inenv``) run
 in the release's own environment, with the tree first on the path
 (:class:`~ctxaudit.targets.library.LibraryTarget`). The mutation audit's peer suite is
@@ -27,6 +28,8 @@ class OpenAIAgents(LibraryTarget):
     library = oa.LIBRARY
     findings_module = "ctxaudit.targets.openai_agents.findings"
     properties = applying(
+        "B1",
+        "B3",
         "S1",
         "S2",
         "S3",
@@ -35,6 +38,8 @@ class OpenAIAgents(LibraryTarget):
         "S9",
         "C1",
         notes={
+            "B1": "the run's Usage: requests, input (cached inside) and output tokens",
+            "B3": "max_turns, checked before each turn (docs/properties.md, section 1b)",
             "S1": "the runner writes every turn; the compaction session only replaces",
             "S7": "a failed compact call or replacement write",
             "S9": "a run whose automatic compaction fails",

@@ -171,6 +171,9 @@ class Budget:
 
     entry_points = ENTRY_POINTS
     contract = CONTRACT
+    capabilities = frozenset(
+        {limit.TOKEN_LIMITS, limit.TOOL_LIMIT, limit.CARRIED_POOL, limit.CONTINUED}
+    )
 
     def __init__(self, version: str) -> None:
         self.name = f"pydantic-ai {version}: UsageLimits"
