@@ -315,24 +315,28 @@ def make_machine(
 
 
 def compare(observed: Observed, expected: Expected) -> None:
-    """The harness's run against the model's."""
+    """The harness's run against the model's, each difference opening with the property
+    it counts against (B3: a request made or refused; B1: the meters; B2 or B3: the
+    limit the run stopped on, a token limit's or the request and tool-call limits')."""
     assert observed.requests_received == expected.requests_received, (
-        f"the model received {observed.requests_received} request(s), "
+        f"B3: the LLM received {observed.requests_received} request(s), "
         f"expected {expected.requests_received} (run stopped on {observed.message!r})"
     )
     assert observed.seen_by_tools == expected.seen_by_tools, (
-        f"the meters (requests, input, output) the tool calls saw: "
+        f"B1: the meters (requests, input, output) the tool calls saw: "
         f"{observed.seen_by_tools}, expected {expected.seen_by_tools}"
     )
     if expected.stops_on:
+        prop = "B3" if expected.stops_on & {Cap.ITERATIONS, Cap.TOOL_CALLS} else "B2"
         assert observed.raised in expected.stops_on, (
-            f"expected the run to stop on one of {sorted(expected.stops_on)}, "
+            f"{prop}: expected the run to stop on one of {sorted(expected.stops_on)}, "
             f"it {'stopped on ' + repr(observed.message) if observed.raised else 'completed'}"
         )
     else:
-        assert observed.raised is None, f"no limit is passed, yet: {observed.message!r}"
+        prop = "B3" if observed.raised in (Cap.ITERATIONS, Cap.TOOL_CALLS) else "B2"
+        assert observed.raised is None, f"{prop}: no limit is passed, yet: {observed.message!r}"
     assert observed.pool == expected.pool, (
-        f"meters after the run {observed.pool}, expected {expected.pool}"
+        f"B1: meters after the run {observed.pool}, expected {expected.pool}"
     )
 
 
