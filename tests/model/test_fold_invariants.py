@@ -3,7 +3,7 @@
 every lockstep, so where it breaks an invariant a target that agrees with it passes
 for the wrong reason.
 
-Conversations are drawn with the shapes real runs produce (``tests/fold_shapes.py``):
+Conversations are drawn with the shapes real runs produce (``ctxaudit/locksteps/fold_shapes.py``):
 parallel calls, results answered late, out of order or interleaved across model
 messages, pending calls, results whose call is gone, any opening role, an earlier
 summary. The fixed programs at the end are the shapes a keep setting cuts wrongly
@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxaudit.invariants.fold import check_fold
+from ctxaudit.locksteps.fold_shapes import Builder, conversations, entries
 from model.fold import Keep, Message, fold
 from model.settlement import tokens
-from tests.fold_shapes import Builder, conversations, entries
 
 pytestmark = pytest.mark.properties("C1", "S6")
 

@@ -23,7 +23,11 @@ from ctxaudit.outcomes import CouldNotCheck
 
 HERE = Path(__file__).resolve().parent
 #: concern -> its shared suite
-SUITES = {"budget": HERE / "test_budget.py", "budget-runs": HERE / "test_budget_runs.py"}
+SUITES = {
+    "budget": HERE / "test_budget.py",
+    "budget-runs": HERE / "test_budget_runs.py",
+    "fold": HERE / "test_fold.py",
+}
 TARGET_OPTION, SPEC_OPTION = "--concern-target", "--concern-spec"
 
 

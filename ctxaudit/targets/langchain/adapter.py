@@ -1,26 +1,22 @@
-"""Drive langchain's ``SummarizationMiddleware`` as an agent does, and read what it did.
+"""langchain's ``SummarizationMiddleware`` as the fold concern's adapter
+(:mod:`ctxaudit.concerns.fold`): driven as an agent drives it, read through its public API.
 
 Runs inside a langchain environment (:mod:`ctxaudit.targets.langchain.tree`). Only the
 LLM is faked, with langchain-core's own ``GenericFakeChatModel``: it is the
 middleware's ``model`` (whose profile gives a fraction its window) and writes the
-summaries, or, where the release takes one and the configuration says so, a
-``summarizer`` function of ours does. What is observed is public: the state update
-``before_model`` returns, applied with langgraph's own ``add_messages`` reducer as the
-agent applies it, what the summarizer was sent, and what ``before_model`` raises.
-Tokens are counted by a ``token_counter`` we pass (a documented parameter), the model's
-count (:func:`model.settlement.tokens` of each message's text), so both sides count
-alike.
+summaries, or, where the release takes one and the settings say so, a ``summarizer``
+function of ours does. What is observed is public: the state update ``before_model``
+returns, applied with langgraph's own ``add_messages`` reducer as the agent applies it,
+what the summarizer was sent, and what ``before_model`` raises. Tokens are counted by a
+``token_counter`` we pass (a documented parameter) with the lockstep's count.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-import itertools
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.exceptions import ModelAuthenticationError
@@ -30,11 +26,22 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.graph.message import add_messages
 from pydantic import Field
 
-from ctxaudit.invariants.fold import Entry
-from model.fold import Keep, Message, Trigger
-from model.settlement import tokens
-
-SUMMARY_DOWN = "ctxaudit: the summarizer is down"
+from ctxaudit.concerns.fold import (
+    ANY,
+    BY_FUNCTION,
+    BY_MODEL,
+    CLAUSES,
+    FRACTION,
+    MESSAGES,
+    ONE,
+    SUMMARY_DOWN,
+    TOKENS,
+    Contract,
+    Message,
+    Observed,
+    Settings,
+    Shown,
+)
 
 
 def documents_clauses() -> bool:
@@ -50,46 +57,17 @@ def takes_summarizer() -> bool:
     return "summarizer" in inspect.signature(SummarizationMiddleware.__init__).parameters
 
 
-def count(messages: Sequence[BaseMessage]) -> int:
-    """The token counter handed to the middleware (the model counts the same way)."""
-    return sum(
-        tokens(m.content if isinstance(m.content, str) else str(m.content)) for m in messages
-    )
-
-
-def model_count(messages: Sequence[Message]) -> int:
-    return sum(tokens(m.text) for m in messages)
-
-
-@dataclass(frozen=True)
-class Config:
-    """The middleware's configuration, as a user writes it."""
-
-    trigger: tuple[str, float] | tuple[tuple[str, float] | dict[str, float], ...]
-    keep: tuple[str, float]
-    window: int | None  # the model profile's max_input_tokens (None: no profile)
-    #: who writes the summaries: the model, or a function given as ``summarizer``
-    summarizer: Literal["model", "function"] = "model"
-
-    def single(self) -> bool:
-        """The trigger is one ``(kind, value)`` tuple, not a list."""
-        return bool(self.trigger) and isinstance(self.trigger[0], str)
-
-    def arguments(self) -> dict[str, Any]:
-        trigger: Any = self.trigger if self.single() else list(self.trigger)
-        return {"trigger": trigger, "keep": self.keep, "trim_tokens_to_summarize": None}
-
-    def model_trigger(self, reports: bool) -> Trigger:
-        items: list[Any] = [self.trigger] if self.single() else list(self.trigger)
-        clauses = tuple(dict([i]) if isinstance(i, tuple) else dict(i) for i in items)
-        return Trigger(clauses, inclusive=True, reports=reports)  # "reaches or exceeds"
-
-    def model_keep(self) -> Keep:
-        kind, value = self.keep
-        if kind == "fraction":
-            assert self.window is not None
-            return Keep("tokens", max(1, math.floor(self.window * value)))
-        return Keep("messages" if kind == "messages" else "tokens", int(value))
+def arguments(settings: Settings) -> dict[str, Any]:
+    """The middleware's arguments, as a user writes them: a trigger of one ``(kind,
+    value)``, a list of them, or a list of ``TriggerClause`` dicts."""
+    trigger: Any
+    if settings.form == ONE:
+        trigger = settings.trigger[0][0]
+    elif settings.form == ANY:
+        trigger = [clause[0] for clause in settings.trigger]
+    else:
+        trigger = [dict(clause) for clause in settings.trigger]
+    return {"trigger": trigger, "keep": settings.keep, "trim_tokens_to_summarize": None}
 
 
 class Summarizer(GenericFakeChatModel):
@@ -113,30 +91,24 @@ class Summarizer(GenericFakeChatModel):
 PROVIDER = Summarizer.__name__.lower()
 
 
-@dataclass
-class Observed:
-    """What one ``before_model`` did."""
-
-    messages: list[BaseMessage]  # the state after its update (unchanged: no update)
-    folded: bool  # it returned an update
-    prompt: str | None  # what the summarizer was sent, if it was called
-    raised: BaseException | None = None
-
-
 class Agent:
-    """The state an agent keeps, and its middleware."""
+    """The state an agent keeps, and its middleware: one conversation."""
 
-    def __init__(self, config: Config) -> None:
-        profile = {"max_input_tokens": config.window} if config.window is not None else None
+    def __init__(self, settings: Settings, count: Callable[[str], int]) -> None:
+        window = settings.window
+        profile = {"max_input_tokens": window} if window is not None else None
         self.summarizer = Summarizer(messages=iter(()), profile=profile)
         extra: dict[str, Any] = {}
-        if config.summarizer == "function":
+        if settings.summarizer == BY_FUNCTION:
             extra["summarizer"] = self.summarize
+
+        def counter(messages: Sequence[BaseMessage]) -> int:
+            return sum(count(str(m.content)) for m in messages)
+
         self.middleware = SummarizationMiddleware(
-            self.summarizer, token_counter=count, **config.arguments(), **extra
+            self.summarizer, token_counter=counter, **arguments(settings), **extra
         )
         self.messages: list[BaseMessage] = []
-        self._ids = itertools.count()
 
     def summarize(self, messages: list[BaseMessage]) -> str:
         """The ``summarizer`` function: it writes what the fake model would, from the
@@ -146,63 +118,83 @@ class Agent:
             raise RuntimeError(SUMMARY_DOWN)
         return f"SUMMARY-{len(self.summarizer.prompts)}"
 
-    def next_id(self, prefix: str) -> str:
-        return f"{prefix}{next(self._ids)}"
+    def append(self, message: Message) -> None:
+        self.messages = add_messages(self.messages, [langchain_message(message)])
 
-    def append(self, message: BaseMessage) -> None:
-        self.messages = add_messages(self.messages, [message])
-
-    def before_model(self, *, summarizer_fails: bool = False) -> Observed:
+    def before_model(self, summarizer_fails: bool) -> Observed:
         sent = len(self.summarizer.prompts)
         self.summarizer.fail = summarizer_fails
         try:
             update = self.middleware.before_model({"messages": list(self.messages)}, None)
         except Exception as exc:  # what the run would raise
             prompt = self.summarizer.prompts[sent] if len(self.summarizer.prompts) > sent else None
-            return Observed(list(self.messages), False, prompt, exc)
+            return Observed(False, prompt, f"{type(exc).__name__}: {exc}", None)
         finally:
             self.summarizer.fail = False
-        prompt = self.summarizer.prompts[-1] if len(self.summarizer.prompts) > sent else None
+        called = len(self.summarizer.prompts) > sent
+        prompt = self.summarizer.prompts[-1] if called else None
         if update is not None:
             self.messages = add_messages(self.messages, update["messages"])
-        return Observed(list(self.messages), update is not None, prompt)
+        written = f"SUMMARY-{len(self.summarizer.prompts)}" if called else None
+        return Observed(update is not None, prompt, None, written)
+
+    def shown(self) -> list[Shown]:
+        return [shown(m) for m in self.messages]
 
 
-def human(id: str, text: str) -> HumanMessage:
-    return HumanMessage(text, id=id)
-
-
-def ai(id: str, text: str, calls: Sequence[str], reported: int | None) -> AIMessage:
+def langchain_message(message: Message) -> BaseMessage:
+    if message.kind == "human":
+        return HumanMessage(message.text, id=message.id)
+    if message.kind == "tool":
+        assert message.answers is not None
+        return ToolMessage(message.text, id=message.id, tool_call_id=message.answers)
     extra: dict[str, Any] = {}
-    if reported is not None:
+    if message.reported is not None:
         extra["usage_metadata"] = {
-            "input_tokens": reported,
+            "input_tokens": message.reported,
             "output_tokens": 0,
-            "total_tokens": reported,
+            "total_tokens": message.reported,
         }
         extra["response_metadata"] = {"model_provider": PROVIDER}
-    tool_calls = [{"name": "t", "args": {}, "id": c, "type": "tool_call"} for c in calls]
-    return AIMessage(text, id=id, tool_calls=tool_calls, **extra)
+    calls = [{"name": "t", "args": {}, "id": c, "type": "tool_call"} for c in message.calls]
+    return AIMessage(message.text, id=message.id, tool_calls=calls, **extra)
 
 
-def tool(id: str, text: str, call: str) -> ToolMessage:
-    return ToolMessage(text, id=id, tool_call_id=call)
-
-
-def view(message: BaseMessage) -> tuple[str, str, tuple[str, ...], str | None]:
-    """What the lockstep compares of a message: its type, text, calls and answered call."""
+def shown(message: BaseMessage) -> Shown:
+    """A message as the lockstep compares it: its type, id, text, calls and answered call."""
     calls = tuple(c["id"] or "" for c in getattr(message, "tool_calls", []) or [])
     answers = message.tool_call_id if isinstance(message, ToolMessage) else None
-    return message.type, str(message.content), calls, answers
+    return Shown(message.type, str(message.id), str(message.content), calls, answers)
 
 
-def entry(message: BaseMessage) -> Entry:
-    """A message as the fold's invariants see it (a summary is the human message it is)."""
-    _, _, calls, answers = view(message)
-    kind: Any = message.type if message.type in ("ai", "tool", "system") else "human"
-    return Entry(kind, str(message.id), calls, answers)
+INCLUSIVE = (
+    "SummarizationMiddleware (1.2.0): 'trigger: One or more thresholds that trigger "
+    "summarization ... # Trigger summarization when 3000 tokens is reached'; TriggerClause "
+    "(1.3.5 on): 'Trigger when the computed (or provider-reported) token count reaches or "
+    "exceeds this value'"
+)
 
 
-def model_view(message: Message) -> tuple[str, str, tuple[str, ...], str | None]:
-    kind = "human" if message.kind == "summary" else message.kind
-    return kind, message.text, message.calls, message.answers
+class Summarization:
+    """The fold concern's adapter of the release loaded here."""
+
+    name = "langchain SummarizationMiddleware"
+    trigger_kinds = keep_kinds = (MESSAGES, TOKENS, FRACTION)
+    summary_kind = "human"  # the summary is a HumanMessage
+
+    def __init__(self, version: str = "") -> None:
+        self.name = f"langchain {version} SummarizationMiddleware".replace("  ", " ")
+        clauses = documents_clauses()
+        self.forms = (ONE, ANY, CLAUSES) if clauses else (ONE, ANY)
+        self.summarizers = (BY_MODEL, BY_FUNCTION) if takes_summarizer() else (BY_MODEL,)
+        # a provider's report meets a token threshold where TriggerClause documents it
+        self.contract = Contract(inclusive=True, reports=clauses, quoted=INCLUSIVE)
+
+    def conversation(self, settings: Settings, count: Callable[[str], int]) -> Agent:
+        return Agent(settings, count)
+
+    def spell(self, settings: Settings) -> str:
+        """The configuration as a user writes it."""
+        extra = ", summarizer=<function>" if settings.summarizer == BY_FUNCTION else ""
+        window = f" (model profile max_input_tokens={settings.window})" if settings.window else ""
+        return f"SummarizationMiddleware(model, **{arguments(settings)!r}{extra}){window}"

@@ -15,27 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxaudit.concerns.fold import Step
 from ctxaudit.targets.base import registered_for
 
 NAME = "langchain"
 FINDINGS_TESTS = "tests/langchain/inenv/test_findings.py"
-
-
-@dataclass(frozen=True)
-class Step:
-    """A lockstep step, as a region reads it."""
-
-    raw_cut: int  # where the kept tail would start before the unit rule moves it
-    cut: int  # where it starts (the model's)
-    fires: bool  # the model folds here
-    fires_on_stale: bool  # the trigger holds if the stale reports are read too
-    summarizer_fails: bool
-    in_group: bool  # the raw cut lands on a tool result
-    #: the tail as keep measures it holds results of more than one earlier model
-    #: message, or an earlier message's result past the results it starts with
-    splits_units: bool = False
-    #: the release's fold kept a tool result whose call it summarized (invariant F3)
-    orphaned: bool = False
 
 
 @dataclass(frozen=True)

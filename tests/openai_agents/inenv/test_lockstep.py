@@ -41,6 +41,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from ctxaudit import profiles, shapes
+from ctxaudit.locksteps.notes import event as _event
+from ctxaudit.locksteps.notes import note as _note
 from ctxaudit.targets.openai_agents import findings
 from ctxaudit.targets.openai_agents.adapter import (
     Rig,
@@ -53,8 +55,6 @@ from ctxaudit.targets.openai_agents.adapter import (
 from model import session
 from model.session import Contract
 from tests.openai_agents.inenv.conftest import VERSION
-from tests.outside_hypothesis import event as _event
-from tests.outside_hypothesis import note as _note
 
 pytestmark = pytest.mark.properties("S1", "S2", "S3", "S6", "S7", "S9", "C1")
 
