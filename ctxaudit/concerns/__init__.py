@@ -20,5 +20,8 @@ package in its own process).
 A target's suite is then its adapter and one line that runs the lockstep on it, or,
 for a target that declares its adapters (``concerns``), ctxaudit's shared suites
 (``ctxaudit/targets/concern_suites/``), with no test of its own.
-Concerns so far: the budget meter (:mod:`ctxaudit.concerns.budget`).
+Concerns so far: the budget meter stepped call by call (:mod:`ctxaudit.concerns.budget`)
+and over whole agent runs (:mod:`ctxaudit.concerns.budget_runs`); the fold of a
+summarized conversation (:mod:`ctxaudit.concerns.fold`); the session store
+(:mod:`ctxaudit.concerns.sessions`).
 """

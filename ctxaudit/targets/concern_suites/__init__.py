@@ -27,6 +27,7 @@ SUITES = {
     "budget": HERE / "test_budget.py",
     "budget-runs": HERE / "test_budget_runs.py",
     "fold": HERE / "test_fold.py",
+    "sessions": HERE / "test_sessions.py",
 }
 TARGET_OPTION, SPEC_OPTION = "--concern-target", "--concern-spec"
 
