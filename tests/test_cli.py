@@ -42,8 +42,8 @@ def audit(*args: str) -> subprocess.CompletedProcess[str]:
         (["--target", "gitreins==abc"], "'abc' is not a version number"),
         (
             ["--target", str(ROOT)],
-            "no registered target (gitreins, lightspeed-stack, "
-            "langchain, openai-agents, pydantic-ai, ledger) claims this path; as a gitreins tree: ",
+            "no registered target (gitreins, lightspeed-stack, langchain, openai-agents, "
+            "pydantic-ai, google-adk, ledger) claims this path; as a gitreins tree: ",
         ),
         (["--target", "gitreins>=99"], "no published gitreins version matches"),
         (["--profile", "fast"], "invalid choice: 'fast'"),

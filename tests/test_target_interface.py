@@ -22,15 +22,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_real_targets_are_registered_in_report_order() -> None:
-    assert targets.names()[:6] == [
+    assert targets.names()[:7] == [
         "gitreins",
         "lightspeed-stack",
         "langchain",
         "openai-agents",
         "pydantic-ai",
+        "google-adk",
         "ledger",
     ]
-    assert list(audit.PROPERTIES)[:6] == targets.names()[:6]
+    assert list(audit.PROPERTIES)[:7] == targets.names()[:7]
 
 
 @pytest.mark.parametrize("name", ["gitreins", "ledger", "lightspeed-stack", "langchain"])

@@ -66,6 +66,21 @@ class Read:
 
 
 @dataclass(frozen=True)
+class ReadStep:
+    """One read, as a registered finding's region reads it (the target's ``left_out``)."""
+
+    times: tuple[float, ...]  # the times of the session's final events, as appended
+    recent: int | None
+    after: float | None
+    reopened: bool  # the store was reopened since the session was created
+
+    @property
+    def same_time(self) -> bool:
+        """The session holds two final events of the same time."""
+        return len(set(self.times)) < len(self.times)
+
+
+@dataclass(frozen=True)
 class Contract:
     """Where a harness's documented contract differs from the specification's defaults,
     each with the doc text that says so."""

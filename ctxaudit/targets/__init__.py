@@ -47,6 +47,7 @@ _REGISTERED: dict[str, str] = {
     "langchain": "ctxaudit.targets.langchain.target:TARGET",
     "openai-agents": "ctxaudit.targets.openai_agents.target:TARGET",
     "pydantic-ai": "ctxaudit.targets.pydantic_ai.target:TARGET",
+    "google-adk": "ctxaudit.targets.google_adk.target:TARGET",
     "ledger": "ctxaudit.targets.ledger.target:TARGET",
 }
 _loaded: dict[str, Target] = {}

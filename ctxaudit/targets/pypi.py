@@ -96,6 +96,9 @@ class Library:
     #: ``CTXAUDIT_<PREFIX>_TREE`` / ``_VERSION`` name the tree in a child's environment
     env_prefix: str
     extra_environ: Mapping[str, str] = field(default_factory=dict)
+    #: the distribution's extras its environment installs (google-adk's ``db``: the
+    #: SQL session service's driver)
+    extras: tuple[str, ...] = ()
     #: the sdist's ``[dependency-groups]`` entry its tests need
     peer_group: str = "test"
     #: distributions of that group the peer suite leaves out (normalized names): the
@@ -110,6 +113,11 @@ class Library:
     @property
     def wheel_name(self) -> str:
         return re.sub(r"[-_.]+", "_", self.dist).lower()
+
+    def requirement(self, version: str) -> str:
+        """The release as its environment installs it, with its extras."""
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.dist}{extras}=={version}"
 
     def cache_root(self) -> Path:
         """``.cache/<name>`` (under ``$CTXAUDIT_CACHE`` when set)."""
@@ -225,7 +233,7 @@ class Library:
         lock (or its name, for a lock resolved at build time), the test pins and the
         interpreter."""
         lock = self.committed_lock(version)
-        seed = lock.read_bytes() if lock else f"resolve {self.dist}=={version}".encode()
+        seed = lock.read_bytes() if lock else f"resolve {self.requirement(version)}".encode()
         digest = hashlib.sha256(seed)
         pins = uvenv.test_pins(self.name)
         digest.update("\n".join(["", _SCHEME, sys.version.split()[0], *pins]).encode())

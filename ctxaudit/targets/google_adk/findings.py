@@ -1,0 +1,81 @@
+"""google-adk findings: where a release breaks a property. The one reviewed place.
+
+Each names the property, the releases it is registered for, the doc line it breaks,
+the narrowest region of steps where it shows (a predicate the lockstep uses to leave
+exactly that region out) and its regression test. A regression test asserts the
+finding still reproduces, so it fails when the release is fixed.
+
+``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
+or a comma-separated list of ids (``none``: none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ctxaudit.concerns.sessions import ReadStep
+from ctxaudit.targets.base import registered_for
+
+NAME = "google-adk"
+FINDINGS_TESTS = "tests/google_adk/inenv/test_findings.py"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A read of the lockstep, as a region reads it: which service, and the read."""
+
+    service: str  # "in-memory", "sqlite" or "database"
+    read: ReadStep
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    versions: frozenset[str]  # registered for
+    prop: str
+    summary: str
+    breaks: str  # the doc line it breaks, quoted, with where it is
+    region: str  # in words
+    in_region: Callable[[Step], bool]
+    repro: str
+
+
+def _test(name: str) -> str:
+    return f"{FINDINGS_TESTS}::{name}"
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding(
+        "ADK-DB-SAME-TIME-REORDERED",
+        frozenset({"2.13.0"}),
+        "S6",
+        "DatabaseSessionService reads a session's events of the same timestamp in the "
+        "order of their ids, not the order they were appended (InMemorySessionService and "
+        "SqliteSessionService keep the append order); ADK appends such events itself (a "
+        "compaction event takes the timestamp of the last event it compacts) and builds "
+        "the model's contents sorted by (timestamp, position in session.events), so a "
+        "session read back from the database can send the model its history reordered",
+        "Session.events: 'The events of the session, e.g. user input, model response, "
+        "function call/response, etc.' in the order the runner appended them, as the other "
+        "session services return them; DatabaseSessionService.get_session: 'Break "
+        "timestamp ties on id ... Without it the database is free to return tied events "
+        "in a different order on every read' (a deterministic order, not the append order)",
+        "a read through the database service of a session holding two final events of the "
+        "same time",
+        lambda s: s.service == "database" and s.read.same_time,
+        _test("test_adk_db_same_time_reordered"),
+    ),
+)
+
+BY_ID = {f.id: f for f in FINDINGS}
+
+
+def registered(version: str) -> list[Finding]:
+    """The findings registered for a release (``CTXAUDIT_FINDINGS`` overrides)."""
+    return registered_for(FINDINGS, version)
+
+
+def left_out(version: str, step: Step) -> str | None:
+    """The registered finding whose region ``step`` is in, if any."""
+    return next((f.id for f in registered(version) if f.in_region(step)), None)
