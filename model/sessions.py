@@ -43,8 +43,8 @@ class Event:
 @dataclass(frozen=True)
 class Contract:
     #: a read of the newest ``recent`` events with ``recent`` 0 returns none (True), or
-    #: every event (False: 0 is no filter)
-    zero_recent_is_none: bool = True
+    #: every event (False: 0 is no filter); None: undocumented, never read
+    zero_recent_is_none: bool | None = True
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,8 @@ class Store:
         events = self.events[key]
         if after is not None:
             events = tuple(e for e in events if e.time >= after)
+        if recent == 0 and self.contract.zero_recent_is_none is None:
+            raise ValueError("a read of the newest 0 events, which the contract leaves open")
         if recent is not None and (recent > 0 or self.contract.zero_recent_is_none):
             events = events[max(len(events) - recent, 0) :] if recent else ()
         app, user, _ = key

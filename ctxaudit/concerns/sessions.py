@@ -85,7 +85,9 @@ class Contract:
     """Where a harness's documented contract differs from the specification's defaults,
     each with the doc text that says so."""
 
-    zero_recent_is_none: bool  # a read of the newest 0 events returns none; False: all
+    #: a read of the newest 0 events returns none (True), every event (False: 0 is no
+    #: filter), or the docs do not say (None: such a read is never judged)
+    zero_recent_is_none: bool | None
     quoted: str
 
 

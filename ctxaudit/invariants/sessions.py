@@ -37,7 +37,7 @@ def check_read(
     read: Read,
     recent: int | None = None,
     after: float | None = None,
-    zero_recent_is_none: bool = True,
+    zero_recent_is_none: bool | None = True,
 ) -> list[str]:
     """The invariants a read of a session breaks, given what was ``written`` to it since it
     was created (partial chunks included), and what the read asked for: the newest

@@ -211,7 +211,9 @@ def make_machine(
             final = [e for e in self.written.get(key, []) if not e.partial]
             if "newest n" in asked:
                 n = len(final)
-                for recent in sorted({0, 1, max(n - 1, 0), n, n + 1}):
+                # 0 only where the store documents what it means
+                zero = {0} if adapter.contract.zero_recent_is_none is not None else set()
+                for recent in sorted(zero | ({1, n - 1, n, n + 1} - {0, -1})):
                     self.check(key, "newest n", recent=recent)
             if "from a time on" in asked:
                 at = at if at is not None else final[-1].time if final else T0

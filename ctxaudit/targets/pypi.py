@@ -97,8 +97,11 @@ class Library:
     env_prefix: str
     extra_environ: Mapping[str, str] = field(default_factory=dict)
     #: the distribution's extras its environment installs (google-adk's ``db``: the
-    #: SQL session service's driver)
+    #: SQL session service's driver), and what it installs beside it (google-adk 1.x
+    #: declares no ``db`` extra; its SQLAlchemy's asyncio needs ``greenlet``, which
+    #: SQLAlchemy 2.1 no longer brings by itself)
     extras: tuple[str, ...] = ()
+    beside: tuple[str, ...] = ()
     #: the sdist's ``[dependency-groups]`` entry its tests need
     peer_group: str = "test"
     #: distributions of that group the peer suite leaves out (normalized names): the
@@ -114,10 +117,11 @@ class Library:
     def wheel_name(self) -> str:
         return re.sub(r"[-_.]+", "_", self.dist).lower()
 
-    def requirement(self, version: str) -> str:
-        """The release as its environment installs it, with its extras."""
+    def requirements(self, version: str) -> list[str]:
+        """What the release's environment installs: the release with its extras, and
+        what goes beside it."""
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
-        return f"{self.dist}{extras}=={version}"
+        return [f"{self.dist}{extras}=={version}", *self.beside]
 
     def cache_root(self) -> Path:
         """``.cache/<name>`` (under ``$CTXAUDIT_CACHE`` when set)."""
@@ -233,7 +237,11 @@ class Library:
         lock (or its name, for a lock resolved at build time), the test pins and the
         interpreter."""
         lock = self.committed_lock(version)
-        seed = lock.read_bytes() if lock else f"resolve {self.requirement(version)}".encode()
+        seed = (
+            lock.read_bytes()
+            if lock
+            else f"resolve {' '.join(self.requirements(version))}".encode()
+        )
         digest = hashlib.sha256(seed)
         pins = uvenv.test_pins(self.name)
         digest.update("\n".join(["", _SCHEME, sys.version.split()[0], *pins]).encode())

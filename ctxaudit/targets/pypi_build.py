@@ -115,7 +115,7 @@ def build(
     venv = tmp / "venv"
     python = venv / "bin" / "python"
     lock = lib.committed_lock(version) if peer is None else peer.lock
-    requirements = [lib.requirement(version)] if peer is None else peer.requirements
+    requirements = lib.requirements(version) if peer is None else peer.requirements
     steps: list[tuple[str, list[str]]] = []
     if lock is None:
         (tmp / "requirements.in").write_text("".join(f"{r}\n" for r in requirements))

@@ -48,10 +48,11 @@ def _test(name: str) -> str:
 FINDINGS: tuple[Finding, ...] = (
     Finding(
         "ADK-DB-SAME-TIME-REORDERED",
-        frozenset({"2.13.0"}),
+        frozenset({"1.20.0", "1.39.1", "2.13.0"}),
         "S6",
         "DatabaseSessionService reads a session's events of the same timestamp in the "
-        "order of their ids, not the order they were appended (InMemorySessionService and "
+        "order of their ids (before 2.x: in whatever order the database returns them), not "
+        "the order they were appended (InMemorySessionService and "
         "SqliteSessionService keep the append order); ADK appends such events itself (a "
         "compaction event takes the timestamp of the last event it compacts) and builds "
         "the model's contents sorted by (timestamp, position in session.events), so a "
@@ -65,6 +66,20 @@ FINDINGS: tuple[Finding, ...] = (
         "same time",
         lambda s: s.service == "database" and s.read.same_time,
         _test("test_adk_db_same_time_reordered"),
+    ),
+    Finding(
+        "ADK-DB-ZERO-RECENT-READS-ALL",
+        frozenset({"1.39.1"}),
+        "S2",
+        "DatabaseSessionService.get_session with num_recent_events=0 returns every event "
+        "of the session, where GetSessionConfig documents that 0 returns none "
+        "(InMemorySessionService and SqliteSessionService return none): the limit is "
+        "applied only when it is truthy (fixed by 2.13.0)",
+        "GetSessionConfig: 'num_recent_events: ... if greater than 0, returns at most given "
+        "number of recent events; if 0, no events are returned'",
+        "a read of the newest 0 events through the database service",
+        lambda s: s.service == "database" and s.read.recent == 0,
+        _test("test_adk_db_zero_recent_reads_all"),
     ),
 )
 

@@ -3,7 +3,8 @@
 A spec names a google-adk: ``google-adk`` (the pinned release), ``google-adk==X`` or
 ``X`` (that release's wheel), or a folder that holds ``google/adk/sessions/`` (an
 unpacked wheel, a mutated copy, ``src`` of a checkout). The environment installs the
-``db`` extra: ``DatabaseSessionService``'s SQLAlchemy and its SQLite driver.
+``db`` extra (``DatabaseSessionService``'s SQLAlchemy and its SQLite driver) where the
+release has it, and SQLAlchemy's asyncio support (``greenlet``) in any case.
 """
 
 from __future__ import annotations
@@ -26,4 +27,5 @@ LIBRARY = Library(
     # no telemetry or model service is reached: only the session services run
     extra_environ={"OTEL_SDK_DISABLED": "true", "GOOGLE_GENAI_USE_VERTEXAI": "false"},
     extras=("db",),
+    beside=("sqlalchemy[asyncio]",),
 )

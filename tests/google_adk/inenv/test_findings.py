@@ -39,6 +39,13 @@ def test_adk_db_same_time_reordered() -> None:
     )
 
 
+@pytest.mark.properties("S2")
+def test_adk_db_zero_recent_reads_all() -> None:
+    assert reproduces("ADK-DB-ZERO-RECENT-READS-ALL"), (
+        "the database service reads no event for num_recent_events=0 now: fixed?"
+    )
+
+
 def test_programs_are_plain_google_adk() -> None:
     """A program is what an upstream report quotes: it imports nothing of ctxaudit."""
     for f in findings.FINDINGS:
