@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 
 class TargetError(Exception):
@@ -389,3 +389,35 @@ def registered_for(findings: Sequence[_F], version: str) -> list[_F]:
         ids = {i.strip() for i in override.split(",") if i.strip()}
         return [f for f in findings if "all" in ids or f.id in ids]
     return [f for f in findings if version in f.versions]
+
+
+_S = TypeVar("_S")
+
+
+@dataclass(frozen=True)
+class ReleaseFinding(Generic[_S]):
+    """A finding of a target audited by release (the PyPI libraries): where a release
+    breaks a property. Each names the property, the releases it is registered for, the
+    doc line it breaks, the narrowest region where it shows (a predicate over the
+    target's lockstep step ``_S``, which the lockstep uses to leave exactly that region
+    out) and its regression test, which asserts the finding still reproduces (so it
+    fails when the release is fixed)."""
+
+    id: str
+    versions: frozenset[str]  # registered for
+    prop: str
+    summary: str
+    breaks: str  # the doc line it breaks, quoted, with where it is
+    region: str  # in words
+    in_region: Callable[[_S], bool]
+    repro: str  # the regression test's pytest node id
+
+
+def first_in_region(findings: Sequence[ReleaseFinding[_S]], step: _S) -> str | None:
+    """The id of the first of ``findings`` whose region ``step`` is in, if any."""
+    return next((f.id for f in findings if f.in_region(step)), None)
+
+
+def never(_: object) -> bool:
+    """The region of a finding the lockstep never reaches (its program checks it)."""
+    return False

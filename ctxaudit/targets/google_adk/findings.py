@@ -1,9 +1,8 @@
 """google-adk findings: where a release breaks a property. The one reviewed place.
 
-Each names the property, the releases it is registered for, the doc line it breaks,
-the narrowest region of steps where it shows (a predicate the lockstep uses to leave
-exactly that region out) and its regression test. A regression test asserts the
-finding still reproduces, so it fails when the release is fixed.
+Each is a :class:`~ctxaudit.targets.base.ReleaseFinding` over the lockstep's read
+(:class:`Step`): the property, the releases, the doc line it breaks, the narrowest region
+where it shows and the regression test that asserts it still reproduces.
 
 ``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
 or a comma-separated list of ids (``none``: none).
@@ -11,11 +10,10 @@ or a comma-separated list of ids (``none``: none).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxaudit.concerns.sessions import ReadStep
-from ctxaudit.targets.base import registered_for
+from ctxaudit.targets.base import ReleaseFinding, first_in_region, registered_for
 
 NAME = "google-adk"
 FINDINGS_TESTS = "tests/google_adk/inenv/test_findings.py"
@@ -29,16 +27,7 @@ class Step:
     read: ReadStep
 
 
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    versions: frozenset[str]  # registered for
-    prop: str
-    summary: str
-    breaks: str  # the doc line it breaks, quoted, with where it is
-    region: str  # in words
-    in_region: Callable[[Step], bool]
-    repro: str
+Finding = ReleaseFinding[Step]
 
 
 def _test(name: str) -> str:
@@ -93,4 +82,4 @@ def registered(version: str) -> list[Finding]:
 
 def left_out(version: str, step: Step) -> str | None:
     """The registered finding whose region ``step`` is in, if any."""
-    return next((f.id for f in registered(version) if f.in_region(step)), None)
+    return first_in_region(registered(version), step)

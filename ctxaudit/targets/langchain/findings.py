@@ -1,9 +1,8 @@
 """langchain findings: where a release breaks a property. The one reviewed place.
 
-Each names the property, the releases it is registered for, the doc line it breaks,
-the narrowest region of steps where it shows (a predicate the lockstep uses to leave
-exactly that region out) and its regression test. A regression test asserts the
-finding still reproduces, so it fails when the release is fixed.
+Each is a :class:`~ctxaudit.targets.base.ReleaseFinding` over the lockstep's step
+(:class:`Step`): the property, the releases, the doc line it breaks, the narrowest region
+where it shows and the regression test that asserts it still reproduces.
 
 ``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
 or a comma-separated list of ids (``none``: none).
@@ -11,35 +10,18 @@ or a comma-separated list of ids (``none``: none).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 from ctxaudit.concerns.fold import Step
-from ctxaudit.targets.base import registered_for
+from ctxaudit.targets.base import ReleaseFinding, first_in_region, never, registered_for
 
 NAME = "langchain"
 FINDINGS_TESTS = "tests/langchain/inenv/test_findings.py"
 
 
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    versions: frozenset[str]  # registered for
-    prop: str
-    summary: str
-    breaks: str  # the doc line it breaks, quoted, with where it is
-    region: str  # in words
-    in_region: Callable[[Step], bool]
-    repro: str
+Finding = ReleaseFinding[Step]
 
 
 def _test(name: str) -> str:
     return f"{FINDINGS_TESTS}::{name}"
-
-
-def _never(_: Any) -> bool:
-    return False
 
 
 FINDINGS: tuple[Finding, ...] = (
@@ -86,7 +68,7 @@ FINDINGS: tuple[Finding, ...] = (
         "#39261 (closed, still on 1.5.2)",
         "a fold under a summary trim window whose folded messages end in no human message "
         "within the window",
-        _never,  # checked by its program; the lockstep passes trim_tokens_to_summarize=None
+        never,  # checked by its program; the lockstep passes trim_tokens_to_summarize=None
         _test("test_lc_trim_window_drops_summary"),
     ),
     Finding(
@@ -128,7 +110,7 @@ FINDINGS: tuple[Finding, ...] = (
         'exceeded tool call": a call the agent answered itself is no tool to block, and a '
         "provider takes one result per call; upstream issue #39815 (open)",
         "a run whose limit is reached by the structured-output call the agent answered",
-        _never,  # checked by its program; the lockstep does not run the limit
+        never,  # checked by its program; the lockstep does not run the limit
         _test("test_lc_tool_limit_answers_answered_call"),
     ),
     Finding(
@@ -144,7 +126,7 @@ FINDINGS: tuple[Finding, ...] = (
         "'prevent orphaned tool_calls in ToolCallLimitMiddleware end behavior (#39258)'",
         "a run ended by the tool-call limit with exit_behavior='end' while the same AI "
         "message also has calls of the limited tool under the limit",
-        _never,  # checked by its program; the lockstep does not run the limit
+        never,  # checked by its program; the lockstep does not run the limit
         _test("test_lc_tool_limit_end_orphan"),
     ),
 )
@@ -159,4 +141,4 @@ def registered(version: str) -> list[Finding]:
 
 def left_out(version: str, step: Step) -> str | None:
     """The registered finding whose region ``step`` is in, if any."""
-    return next((f.id for f in registered(version) if f.in_region(step)), None)
+    return first_in_region(registered(version), step)

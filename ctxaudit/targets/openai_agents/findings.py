@@ -1,9 +1,8 @@
 """openai-agents findings: where a release breaks a property. The one reviewed place.
 
-Each names the property, the releases it is registered for, the doc line it breaks,
-the narrowest region of steps where it shows (a predicate the lockstep uses to leave
-exactly that region out) and its regression test. A regression test asserts the
-finding still reproduces, so it fails when the release is fixed.
+Each is a :class:`~ctxaudit.targets.base.ReleaseFinding` over the lockstep's step
+(:class:`Step`): the property, the releases, the doc line it breaks, the narrowest region
+where it shows and the regression test that asserts it still reproduces.
 
 ``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
 or a comma-separated list of ids (``none``: none).
@@ -11,11 +10,10 @@ or a comma-separated list of ids (``none``: none).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from ctxaudit.targets.base import registered_for
+from ctxaudit.targets.base import ReleaseFinding, never, registered_for
 
 NAME = "openai-agents"
 FINDINGS_TESTS = "tests/openai_agents/inenv/test_findings.py"
@@ -49,15 +47,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Finding:
-    id: str
-    versions: frozenset[str]  # registered for
-    prop: str
-    summary: str
-    breaks: str  # the doc line it breaks, quoted, with where it is
-    region: str  # in words
-    in_region: Callable[[Step], bool]
-    repro: str
+class Finding(ReleaseFinding[Step]):
     #: what the lockstep leaves out in the region: the whole step (the model adopts
     #: the release's history), only the run's answer (S9; the history is compared), or
     #: only what its model call is sent (the history and the answer are compared)
@@ -66,10 +56,6 @@ class Finding:
 
 def _test(name: str) -> str:
     return f"{FINDINGS_TESTS}::{name}"
-
-
-def _never(_: Any) -> bool:
-    return False
 
 
 FINDINGS: tuple[Finding, ...] = (
@@ -229,7 +215,7 @@ FINDINGS: tuple[Finding, ...] = (
         "waits for compaction to finish'; S7: a failed write changes nothing",
         "a compaction whose replacement write fails (the lockstep's SQLite store never "
         "refuses; checked by its program)",
-        _never,
+        never,
         _test("test_oa_clear_add_empties_session"),
     ),
 )

@@ -1,9 +1,8 @@
 """pydantic-ai findings: where a release breaks a property. The one reviewed place.
 
-Each names the property, the releases it is registered for, the doc line it breaks,
-the narrowest region of calls where it shows (a predicate the lockstep uses to leave
-exactly that region out) and its regression test. A regression test asserts the
-finding still reproduces, so it fails when the release is fixed.
+Each is a :class:`~ctxaudit.targets.base.ReleaseFinding` over the lockstep's call
+(:class:`Call`): the property, the releases, the doc line it breaks, the narrowest region
+where it shows and the regression test that asserts it still reproduces.
 
 ``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
 or a comma-separated list of ids (``none``: none).
@@ -11,11 +10,10 @@ or a comma-separated list of ids (``none``: none).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ctxaudit.targets.base import registered_for
+from ctxaudit.targets.base import ReleaseFinding, first_in_region, registered_for
 
 if TYPE_CHECKING:  # an installed ctxaudit imports only ctxaudit; the model is read by the suites
     from model.budget import Budget
@@ -44,16 +42,7 @@ class Call:
         return bool(b.hard_caps(0.0) & {Cap.INPUT, Cap.OUTPUT, Cap.TOTAL})
 
 
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    versions: frozenset[str]  # registered for
-    prop: str
-    summary: str
-    breaks: str  # the doc line it breaks, quoted, with where it is
-    region: str  # in words
-    in_region: Callable[[Call], bool]
-    repro: str
+Finding = ReleaseFinding[Call]
 
 
 def _test(name: str) -> str:
@@ -147,4 +136,4 @@ def registered(version: str) -> list[Finding]:
 
 def left_out(version: str, call: Call) -> str | None:
     """The registered finding whose region ``call`` is in, if any."""
-    return next((f.id for f in registered(version) if f.in_region(call)), None)
+    return first_in_region(registered(version), call)
