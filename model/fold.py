@@ -113,20 +113,28 @@ def unit_start(messages: Sequence[Message], index: int) -> int:
     answers, and again from there, until no result in the tail answers a call made
     before it. Tool results at that start whose call is not before them (orphans)
     start no unit: the start is past them."""
+    asker = askers(messages)
     start = index
-    while True:
-        answered = {m.answers for m in messages[start:] if m.kind == "tool"}
-        askers = [
-            i
-            for i in range(start)
-            if messages[i].kind == "ai" and answered & set(messages[i].calls)
-        ]
-        if not askers:
-            break
-        start = askers[0]
+    while before := [asker[i] for i in range(start, len(messages)) if asker.get(i, start) < start]:
+        start = min(before)
     while start < len(messages) and messages[start].kind == "tool":
         start += 1
     return start
+
+
+def askers(messages: Sequence[Message]) -> dict[int, int]:
+    """The position of the model message whose call each tool result answers, by the
+    result's position: the newest call with its id made before the result and not
+    answered yet (ids are the provider's strings: nothing makes them unique across a
+    history). A result whose call is gone has none."""
+    waiting: dict[str, list[int]] = {}
+    out: dict[int, int] = {}
+    for i, m in enumerate(messages):
+        if m.answers is not None and waiting.get(m.answers):
+            out[i] = waiting[m.answers].pop()
+        for call in m.calls:
+            waiting.setdefault(call, []).append(i)
+    return out
 
 
 def fold(messages: Sequence[Message], cut: int, summary: Message) -> tuple[Message, ...]:

@@ -63,6 +63,9 @@ class Message:
     calls: tuple[str, ...] = ()  # ai: the ids of the tool calls it asks for
     answers: str | None = None  # tool: the id of the call it answers
     reported: int | None = None  # ai: the input tokens its provider reported, if any
+    #: ai: the report was made by a provider other than the one whose window the
+    #: thresholds measure (another model answered): it counts no token of that window
+    by_other: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ class Step:
     raw_cut: int  # where the kept tail would start before whole units are kept
     cut: int  # where it starts (0: nothing to fold)
     fires: bool  # the model folds here
+    due: bool  # the trigger holds (a fold may still keep everything: cut 0)
     fires_on_stale: bool  # the trigger holds if reports made before a fold are read too
     summarizer_fails: bool
     in_group: bool  # the raw cut lands on a tool result

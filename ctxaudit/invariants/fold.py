@@ -12,6 +12,12 @@ trigger, the tail's size or the harness, a user expects of it:
 - F4 *no unanswered kept call*: a kept call whose result was in the conversation has
   that result in the kept tail; only a call still pending has none.
 
+A result answers the newest call with its id made before it and not answered yet: ids
+are the provider's strings, and nothing makes them unique across a history (a result
+whose call is gone may share its id with a later call). So a result kept with its call
+can only come after it, and F4 holds wherever F1 does: it is checked all the same, as
+a user states it.
+
 A step that did not fold changes nothing (F1 with nothing removed and no summary).
 """
 
@@ -70,24 +76,30 @@ def check_fold(
             "F2: the summarizer was not sent exactly what was removed: "
             f"removed but not sent {missing}, sent but kept {doubled}"
         )
-    asked = {c: e.id for e in before for c in e.calls}
-    kept_calls = {c for e in kept for c in e.calls}
-    orphans = [
-        e.id
-        for e in kept
-        if e.answers is not None and e.answers in asked and e.answers not in kept_calls
-    ]
+    pairs = answered_calls(before)  # (result, asker) by position in ``before``
+    orphans = [(r, a) for r, a in pairs if r >= removed > a]
     if orphans:
         broken.append(
-            f"F3: kept tool result(s) {orphans} answer calls that were summarized "
-            f"(by {sorted({asked[e.answers] for e in kept if e.id in orphans and e.answers})})"
+            f"F3: kept tool result(s) {[before[r].id for r, _ in orphans]} answer calls "
+            f"that were summarized (by {sorted({before[a].id for _, a in orphans})})"
         )
-    answered = {e.answers: e.id for e in before if e.answers is not None}
-    kept_answers = {e.answers for e in kept if e.answers is not None}
-    unanswered = sorted(c for c in kept_calls if c in answered and c not in kept_answers)
+    unanswered = [(r, a) for r, a in pairs if a >= removed > r]
     if unanswered:
         broken.append(
-            f"F4: kept call(s) {unanswered} lost their result(s) "
-            f"{[answered[c] for c in unanswered]} to the summary"
+            f"F4: kept call(s) of {[before[a].id for _, a in unanswered]} lost their "
+            f"result(s) {[before[r].id for r, _ in unanswered]} to the summary"
         )
     return broken
+
+
+def answered_calls(entries: Sequence[Entry]) -> list[tuple[int, int]]:
+    """Each tool result with the message whose call it answers, as positions: the newest
+    call with its id made before it and not answered yet (none: its call is gone)."""
+    waiting: dict[str, list[int]] = {}
+    pairs = []
+    for i, e in enumerate(entries):
+        if e.answers is not None and waiting.get(e.answers):
+            pairs.append((i, waiting[e.answers].pop()))
+        for c in e.calls:
+            waiting.setdefault(c, []).append(i)
+    return pairs

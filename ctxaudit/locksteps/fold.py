@@ -72,10 +72,15 @@ FRACTIONS = (0.05, 0.1, 0.25, 0.3, 0.5, 0.75, 0.9, 1.0)
 OFFSETS = st.sampled_from((-1, 0, 1))
 #: a provider report: none, any count, or (which threshold, offset) aimed at one
 REPORTS = st.none() | st.integers(1, 600) | st.tuples(st.integers(0, 5), OFFSETS)
+#: whether a report is another provider's (an agent whose model is not the one whose
+#: window the thresholds measure)
+BY_OTHER = st.sampled_from((False, False, False, True))
 #: how many of a model message's calls are left waiting, to be answered later
 LATE = st.sampled_from((0, 0, 0, 1, 2, 3))
 #: how a run opens: the user, or what is left of an edited or restored history
-OPENINGS = st.sampled_from(("human", "human", "ai", "tool"))
+#: what a run opens with: the user, or what is left of an edited history (a model
+#: message, one whose call is still unanswered, a result whose call is gone)
+OPENINGS = st.sampled_from(("human", "human", "ai", "call", "tool"))
 
 #: the shape coverage this lockstep reports (ctxaudit/shapes.py), counted over the steps
 #: outside the known findings' regions
@@ -237,9 +242,11 @@ class FoldMachine(RuleBasedStateMachine):
         self.start(settings)
         if opening == "human":
             self.user(size)
-        elif opening == "ai":
+        elif opening in ("ai", "call"):
             id = self.new_id("a")
-            self.add(Message("ai", id, text(id, size)))
+            calls = (f"{id}c0",) if opening == "call" else ()
+            self.add(Message("ai", id, text(id, size), calls=calls))
+            self.pending.extend(calls)
         else:
             self.orphaned_result(size)
 
@@ -261,11 +268,22 @@ class FoldMachine(RuleBasedStateMachine):
     def new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self.ids)}"
 
-    def add(self, message: Message) -> None:
+    def add(self, message: Message, other_report: int | None = None) -> None:
+        """Add ``message`` to both; ``other_report``: the harness is also given this
+        report, made by another provider (the model holds none)."""
         self.model = (*self.model, message)
         kind: Any = message.kind
+        reported = message.reported if other_report is None else other_report
         self.conversation.append(
-            Added(kind, message.id, message.text, message.calls, message.answers, message.reported)
+            Added(
+                kind,
+                message.id,
+                message.text,
+                message.calls,
+                message.answers,
+                reported,
+                by_other=other_report is not None,
+            )
         )
         self.compare()
 
@@ -317,6 +335,7 @@ class FoldMachine(RuleBasedStateMachine):
         size=st.integers(1, 40),
         reported=REPORTS,
         late=LATE,
+        by_other=BY_OTHER,
     )
     def model_call(
         self,
@@ -325,11 +344,13 @@ class FoldMachine(RuleBasedStateMachine):
         size: int,
         reported: int | tuple[int, int] | None,
         late: int = 0,
+        by_other: bool = False,
     ) -> None:
         """Before the model call the harness may fold; then the model answers, with
         parallel tool calls, and maybe a report of its tokens (one aimed at a threshold:
-        a pick and an offset). The results of all but its ``late`` last calls come back
-        at once; those wait for :meth:`answer`."""
+        a pick and an offset), its own provider's or ``by_other`` provider's (which
+        counts nothing of the window the thresholds measure). The results of all but
+        its ``late`` last calls come back at once; those wait for :meth:`answer`."""
         if not self.before_model(summarizer_fails):
             return  # the step failed: the run ends without a model call
         if isinstance(reported, tuple):
@@ -338,9 +359,12 @@ class FoldMachine(RuleBasedStateMachine):
             reported = max(aims[pick % len(aims)] + offset, 1) if aims else None
         id = self.new_id("a")
         call_ids = tuple(f"{id}c{i}" for i in range(calls))
+        other = reported if by_other else None
+        if other is not None:
+            reported = None
         if reported is not None:
             self.reports[id] = reported
-        self.add(Message("ai", id, text(id, size), calls=call_ids, reported=reported))
+        self.add(Message("ai", id, text(id, size), calls=call_ids, reported=reported), other)
         waiting = call_ids[len(call_ids) - min(late, calls) :]
         self.pending.extend(waiting)
         for call in call_ids:
@@ -383,6 +407,7 @@ class FoldMachine(RuleBasedStateMachine):
             raw_cut=raw,
             cut=cut,
             fires=fires and cut > 0,
+            due=fires,
             fires_on_stale=self.trigger.fires(restored, count, window)
             and self.keep.cut(restored, count) > 0,
             summarizer_fails=summarizer_fails,
@@ -437,6 +462,11 @@ class FoldMachine(RuleBasedStateMachine):
             return True
         folded, tail = before[: step.cut], before[step.cut :]
         if summarizer_fails:
+            # a harness that did not try to fold broke the trigger (C1), not the failure
+            assert observed.prompt is not None or observed.raised is not None, (
+                f"C1: no fold where the trigger {self.trigger} holds "
+                f"({count(before)} tokens, {len(before)} messages)"
+            )
             assert observed.raised is not None and SUMMARY_DOWN in observed.raised, (
                 f"S7: the summary failed, yet the step did not fail (raised {observed.raised})"
             )

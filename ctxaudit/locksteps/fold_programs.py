@@ -120,11 +120,14 @@ def threshold_met_by_reaching_it(run: Run, trigger: tuple[str, float], window: i
         run.kinds(["summary", "human"])
 
 
-def report_meets_a_threshold_by_reaching_it(run: Run) -> None:
+def report_meets_a_threshold_by_reaching_it(
+    run: Run, trigger: tuple[str, float], window: int | None
+) -> None:
     """Where the harness reads provider reports, a report of 49 tokens under a threshold
-    of 50 does not fold a 10-token conversation, a report of 50 does (of 51, where it
-    documents "exceeds"); where it does not, neither does."""
-    m = run.start(settings(("tokens", 50), ("messages", 1)), as_written=True)
+    of 50 (given, or a tenth of a 500-token window) does not fold a 10-token
+    conversation, a report of 50 does (of 51, where it documents "exceeds"); where it
+    does not, neither does."""
+    m = run.start(settings(trigger, ("messages", 1), window), as_written=True)
     m.user(5)
     m.model_call(summarizer_fails=False, calls=0, size=5, reported=49)
     m.failed_model_call(summarizer_fails=False)
@@ -148,6 +151,21 @@ def report_made_before_a_fold_is_not_read_after_it(run: Run) -> None:
     run.kinds(["summary", "ai"] if reports else ["human", "ai"])
     m.failed_model_call(summarizer_fails=False)
     run.kinds(["summary", "ai"] if reports else ["human", "ai"])
+
+
+def report_by_another_provider_is_not_read(run: Run) -> None:
+    """A report of 60 tokens under a threshold of 50, made by another provider than the
+    one whose window the threshold measures (another model answered): a 10-token
+    conversation does not fold; the same report by its own provider folds it (where the
+    harness reads reports)."""
+    m = run.start(settings(("tokens", 50), ("messages", 1)))
+    m.user(5)
+    m.model_call(summarizer_fails=False, calls=0, size=5, reported=60, by_other=True)
+    m.failed_model_call(summarizer_fails=False)
+    run.kinds(["human", "ai"])
+    m.model_call(summarizer_fails=False, calls=0, size=5, reported=60)
+    m.failed_model_call(summarizer_fails=False)
+    run.kinds(["summary", "ai"] if run.adapter.contract.reports else ["human", "ai", "ai"])
 
 
 def keep_fraction_under_one_token_keeps_a_one_token_tail(run: Run) -> None:
@@ -371,6 +389,44 @@ def late_and_interleaved_results_when_no_fold_is_due_or_the_summary_fails(
     run.kinds(before)
 
 
+#: small conversations whose every cut a program tries: (kind, calls, answers) each,
+#: three tokens a message
+GRAPHS: dict[str, tuple[tuple[str, tuple[str, ...], str | None], ...]] = {
+    # what is left of a restored history opens with a model message that asked for a
+    # tool, then its result: a cut on the result moves back to the first message
+    "opens-with-a-call": (
+        ("ai", ("c",), None),
+        ("tool", (), "c"),
+        ("human", (), None),
+        ("ai", (), None),
+    ),
+    # a result whose call is gone, and a later model message whose call reuses its id
+    # (ids are the provider's strings; nothing makes them unique across a history):
+    # only a call made before a result can be what it answers
+    "orphan-then-its-id-reused": (
+        ("human", (), None),
+        ("tool", (), "x"),
+        ("human", (), None),
+        ("ai", ("x",), None),
+    ),
+}
+
+
+def every_cut_of_a_small_conversation(run: Run, graph: str, unit: str) -> None:
+    """One conversation of :data:`GRAPHS`, folded once under every kept tail it can
+    have (each count of its messages, or the same count of tokens): each cut where the
+    model puts it, the conversation folded or not as the model says."""
+    shape = GRAPHS[graph]
+    for k in range(1, len(shape)):
+        keep = ("messages", k) if unit == "messages" else ("tokens", 3 * k)
+        m = run.start(settings(("messages", len(shape)), keep))
+        for kind, calls, answers in shape:
+            id = m.new_id(kind[0])
+            m.add(Message(kind, id, text(id, 3), calls=calls, answers=answers))  # type: ignore[arg-type]
+            m.pending.extend(calls)
+        m.failed_model_call(summarizer_fails=False)
+
+
 #: every program, by the name a test id shows (the function's, and its variant's)
 PROGRAMS: dict[str, Program] = {}
 
@@ -391,8 +447,13 @@ def _bound(program: Callable[..., None], args: tuple[Any, ...]) -> Program:
 _register(
     threshold_met_by_reaching_it, tokens=(("tokens", 20), None), fraction=((FRACTION, 0.1), 200)
 )
-_register(report_meets_a_threshold_by_reaching_it)
+_register(
+    report_meets_a_threshold_by_reaching_it,
+    tokens=(("tokens", 50), None),
+    fraction=((FRACTION, 0.1), 500),
+)
 _register(report_made_before_a_fold_is_not_read_after_it)
+_register(report_by_another_provider_is_not_read)
 _register(keep_fraction_under_one_token_keeps_a_one_token_tail)
 _register(tail_of_exactly_keep_messages_is_not_folded)
 _register(conversation_of_exactly_keep_tokens_is_not_folded)
@@ -414,6 +475,10 @@ _register(
     **{f"{form}-{tail}".replace(" ", "-"): (form, tail) for form in FORMS for tail in TAILS},
 )
 _register(run_that_opens_with_a_model_message_keeps_it_when_the_summary_fails)
+_register(
+    every_cut_of_a_small_conversation,
+    **{f"{graph}-{unit}": (graph, unit) for graph in GRAPHS for unit in ("messages", "tokens")},
+)
 _register(
     late_and_interleaved_results_when_no_fold_is_due_or_the_summary_fails,
     late=("late",),

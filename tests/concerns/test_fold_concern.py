@@ -81,6 +81,8 @@ class Chat:
             return False
         ai = [m for m in self.messages if m.kind == "ai"]
         reported = ai[-1].reported if ai and self.contract.reports else None
+        if ai and ai[-1].by_other and "reads another provider's report" not in self.breaks:
+            reported = None
 
         def holds(kind: str, threshold: float) -> bool:
             if kind == MESSAGES:
@@ -226,6 +228,7 @@ def suite(adapter: Adapter) -> None:
         ("drops the oldest kept", "S6"),  # F2: removed without being summarized
         ("swaps the newest two", "C1/S6"),  # F1: what follows the summary is not the end
         ("fabricates a summary", "S7"),  # the failed summary folds anyway
+        ("reads another provider's report", "C1"),  # it counts nothing of this window
     ],
 )
 def test_each_planted_break_fails_the_suite_with_its_property(brk: str, prop: str) -> None:

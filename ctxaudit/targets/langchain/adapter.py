@@ -89,6 +89,8 @@ class Summarizer(GenericFakeChatModel):
 #: them (langchain-core derives a chat model's ``ls_provider`` from its class name,
 #: lowercased, "Chat" stripped)
 PROVIDER = Summarizer.__name__.lower()
+#: a provider other than the summarizing model's (another model answered)
+OTHER_PROVIDER = "another-provider"
 
 
 class Agent:
@@ -155,7 +157,8 @@ def langchain_message(message: Message) -> BaseMessage:
             "output_tokens": 0,
             "total_tokens": message.reported,
         }
-        extra["response_metadata"] = {"model_provider": PROVIDER}
+        provider = OTHER_PROVIDER if message.by_other else PROVIDER
+        extra["response_metadata"] = {"model_provider": provider}
     calls = [{"name": "t", "args": {}, "id": c, "type": "tool_call"} for c in message.calls]
     return AIMessage(message.text, id=message.id, tool_calls=calls, **extra)
 

@@ -35,8 +35,10 @@ FINDINGS: tuple[Finding, ...] = (
         "SummarizationMiddleware: 'preserving recent messages and maintaining context "
         "continuity by ensuring AI/Tool message pairs remain together' (class docstring); "
         "PR #34609: 'we move backward to include the AI message that requested those tools'",
-        "a fold whose kept tail, as keep counts it, starts on a tool result",
-        lambda s: s.fires and s.in_group,
+        "a step whose trigger holds and whose kept tail, as keep counts it, starts on a "
+        "tool result whose call is before it (where that call opens the conversation, the "
+        "model keeps everything and 1.2.0 folds the group all the same)",
+        lambda s: s.due and s.in_group,
         _test("test_lc_cut_folds_tool_group"),
     ),
     Finding(
