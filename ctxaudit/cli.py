@@ -3,7 +3,8 @@
     ctxaudit audit [--target SPEC]... [--release] [--profile ci|thorough] [--seed N]
                    [--out DIR] [--mutation/--no-mutation] [--other-sample F] [--peer/--no-peer]
                    [--own-tests/--no-own-tests]
-                   [--jobs N] [--since REV] [--baseline FILE]
+                   [--jobs N] [--since REV] [--baseline FILE] [--shard I/N]
+    ctxaudit merge DIR... --out DIR [--junit-xml FILE] [--sarif FILE]
     ctxaudit baseline --target SPEC... --out FILE
     ctxaudit test [PYTEST ARGS]          pytest over ctxaudit's suites (a report's reruns)
     ctxaudit mutation run|merge [ARGS]   the mutation runner (a mutation report's replays)
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(audit)
     _add_step_options(audit)
     _add_gate_options(audit)
+    _add_merge_command(sub)
     _add_baseline_command(sub)
     _add_attribute_command(sub)
     for name, what in _PASSED_ON.items():
@@ -78,7 +80,7 @@ _PASSED_ON = {
     "ctxaudit's files: what a mutation report's replay commands run",
 }
 #: the commands that work under ctxaudit's home (checked usable before they start)
-_RUNS = {"audit", "baseline", "attribute", *_PASSED_ON}
+_RUNS = {"audit", "merge", "baseline", "attribute", *_PASSED_ON}
 
 
 def _pass_on(command: str, args: list[str]) -> NoReturn:
@@ -162,6 +164,15 @@ def _add_run_options(audit: argparse.ArgumentParser) -> None:
         "one version at a time on every core (default: the number of cores)",
     )
     audit.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="run part I of N of the target versions (each version whole), split by the "
+        "time each took in the audits recorded in reports/timing/ (by the order given where "
+        "none is recorded): the same split on every machine; `ctxaudit merge` joins the "
+        "parts' --out folders",
+    )
+    audit.add_argument(
         "--since",
         metavar="REV",
         help="pull-request gate: mutate only the functions in scope that changed since REV "
@@ -239,6 +250,29 @@ def _add_gate_options(audit: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also write the findings as SARIF 2.1.0: a result per new finding and per "
         "reproducing known finding (at the line its fix changes), the property its rule",
+    )
+
+
+def _shard(text: str) -> pipeline.Shard:
+    try:
+        return pipeline.parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_merge_command(sub: Any) -> None:
+    merge = sub.add_parser(
+        "merge",
+        help="join the --out folders of the parts of one sharded audit (audit --shard I/N) "
+        "into one report folder: the verdicts, reports and matrix of one unsharded run",
+    )
+    merge.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a part's --out folder")
+    merge.add_argument("--out", type=Path, required=True, help="the merged report folder")
+    merge.add_argument(
+        "--junit-xml", type=Path, metavar="FILE", help="the verdicts as JUnit XML, as audit's"
+    )
+    merge.add_argument(
+        "--sarif", type=Path, metavar="FILE", help="the findings as SARIF 2.1.0, as audit's"
     )
 
 
@@ -324,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
                 _repos(args),
             )
         )  # fmt: skip
+    if args.command == "merge":
+        dirs = [d.resolve() for d in args.dirs]
+        return pipeline.merge(dirs, args.out, args.junit_xml, args.sarif)
     if args.command == "baseline":
         return pipeline.write_baseline(
             pipeline.BaselineRequest(
@@ -354,4 +391,5 @@ def _audit_request(args: argparse.Namespace, argv: list[str] | None) -> pipeline
         peer=args.peer, mutate=args.mutate, fixes=args.fixes, cache=args.cache,
         own_tests=args.own_tests, since=args.since, baseline=args.baseline,
         junit_xml=args.junit_xml, sarif=args.sarif, command=_command(argv),
+        shard=args.shard,
     )  # fmt: skip

@@ -12,7 +12,9 @@ command line (:mod:`ctxaudit.cli`) has parsed them.
   version's line and the exit code;
 - :mod:`.progress`: what the run says while it runs;
 - :mod:`.baseline_file`: ``ctxaudit baseline``, an audit of the properties whose
-  reproducing known findings become the baseline file.
+  reproducing known findings become the baseline file;
+- :mod:`.shards`: ``audit --shard i/N``, one part of the versions, and the manifest it
+  writes; :mod:`.merge`: ``ctxaudit merge``, the parts as one report folder.
 
 The reports are the report layer's (the audit's, :mod:`ctxaudit.matrix`,
 :mod:`ctxaudit.junit`, :mod:`ctxaudit.sarif`); the pipeline says which and where.
@@ -21,6 +23,7 @@ The reports are the report layer's (the audit's, :mod:`ctxaudit.matrix`,
 from __future__ import annotations
 
 from ctxaudit.pipeline.baseline_file import BaselineRequest, write_baseline
+from ctxaudit.pipeline.merge import merge
 from ctxaudit.pipeline.options import (
     AuditOptions,
     AuditRequest,
@@ -34,6 +37,7 @@ from ctxaudit.pipeline.options import (
 )
 from ctxaudit.pipeline.progress import summary
 from ctxaudit.pipeline.run import DERANDOMIZED, audit
+from ctxaudit.pipeline.shards import Shard, parse_shard
 
 __all__ = [
     "DERANDOMIZED",
@@ -42,10 +46,13 @@ __all__ = [
     "BadUsage",
     "BaselineRequest",
     "CannotStart",
+    "Shard",
     "audit",
     "default_jobs",
     "default_targets",
     "empty_spec",
+    "merge",
+    "parse_shard",
     "prepare",
     "summary",
     "unique",

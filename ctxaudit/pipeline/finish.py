@@ -50,11 +50,17 @@ def finish(run: AuditRun, accepted: dict[str, list[str]] | None) -> int:
     if options.kept:
         print(f"ctxaudit: where the time went: {written}")
     print(f"ctxaudit: done in {clock.total_s:.0f} s", flush=True)
+    code = 2 if run.unchecked else 1 if run.failed else 0
+    if options.shard is not None:  # what `ctxaudit merge` reads
+        from ctxaudit.pipeline.shards import identity, write_manifest
+
+        took = [t.label for t in options.targets]
+        write_manifest(options.out, options.shard, identity(options, run.seed), took,
+                       finished=True, exit_code=code, reports=done, gates=run.gates)  # fmt: skip
     if run.unchecked:
         print("ctxaudit: COULD NOT CHECK everything (see the lines above): exit 2",
               file=sys.stderr)  # fmt: skip
-        return 2
-    return 1 if run.failed else 0
+    return code
 
 
 def write_matrix(out: Path, pause: bool = True) -> tuple[Path, Path]:

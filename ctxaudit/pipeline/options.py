@@ -22,6 +22,7 @@ from ctxaudit.targets.base import Described
 
 if TYPE_CHECKING:
     from ctxaudit.baseline import Baseline
+    from ctxaudit.pipeline.shards import Shard
 
 
 class CannotStart(Exception):
@@ -60,6 +61,7 @@ class AuditRequest:
     #: the reports stay in ``out`` (False: a temporary folder, ``ctxaudit baseline``'s,
     #: gone when the command ends: its lines name no file there)
     kept: bool = True
+    shard: Shard | None = None  # --shard i/N: only this part of the versions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +89,10 @@ class AuditOptions:
     sarif: Path | None
     command: str  # the command line, for the time table
     kept: bool = True  # the reports stay in ``out`` (AuditRequest.kept)
+    shard: Shard | None = None  # --shard: ``targets`` is this part of ``plan``
+    #: every version the specs name, each once, in the order given (``targets``, unless
+    #: this is one shard of it)
+    plan: list[Described] = dataclasses.field(default_factory=list)
 
 
 def prepare(request: AuditRequest) -> AuditOptions:
@@ -100,6 +106,9 @@ def prepare(request: AuditRequest) -> AuditOptions:
     if mutation is None:  # a pull-request gate (--since) is a mutation run
         mutation = bool(request.release or request.since)
     fixes = not request.since if request.fixes is None else request.fixes
+    if request.shard is not None and request.baseline is not None:
+        raise BadUsage("--shard with --baseline: a baseline is judged over every version; "
+                       "give it to `ctxaudit merge` (not yet) or audit unsharded")  # fmt: skip
     if not fixes and request.mutate == "fixed":
         raise BadUsage("--mutate fixed mutates the fix audit's fully fixed tree: not with "
                        "--no-fixes (or --since without --fixes)")  # fmt: skip
@@ -118,6 +127,9 @@ def prepare(request: AuditRequest) -> AuditOptions:
     if len(chosen) < len(found):
         print(f"ctxaudit: {len(found) - len(chosen)} target(s) given twice: each version "
               "runs once", flush=True)  # fmt: skip
+    plan = chosen
+    if request.shard is not None:
+        chosen = take_shard(plan, request.shard, mutation)
     return AuditOptions(
         targets=chosen, out=request.out, profile=profile, seeds=list(request.seeds),
         jobs=request.jobs, mutation=mutation, other_sample=request.other_sample,
@@ -125,8 +137,29 @@ def prepare(request: AuditRequest) -> AuditOptions:
         own_tests=request.release if request.own_tests is None else request.own_tests,
         since=request.since, changed=changed, baseline=baseline,
         junit_xml=request.junit_xml, sarif=request.sarif, command=request.command,
-        kept=request.kept,
+        kept=request.kept, shard=request.shard, plan=plan,
     )  # fmt: skip
+
+
+def take_shard(plan: list[Described], shard: Shard, mutation: bool) -> list[Described]:
+    """The versions of ``plan`` that part ``shard`` runs, said in one line."""
+    from ctxaudit.pipeline.shards import recorded_seconds, split
+
+    seconds = recorded_seconds(mutation)
+    labels = [t.label for t in plan]
+    took = split(labels, shard.count, seconds)[shard.index - 1]
+    timed = [label for label in took if label in seconds]
+    how = (
+        f"recorded {sum(seconds[label] for label in timed):.0f} s of "
+        f"{sum(seconds.get(label, 0.0) for label in labels):.0f} s"
+        if timed
+        else "more shards than versions: it writes its manifest only"
+        if not took
+        else "no recorded time: split by the plan's order"
+    )
+    print(f"ctxaudit: shard {shard} takes {len(took)} of {len(plan)} target version(s)"
+          + (f": {', '.join(took)}" if took else "") + f" ({how})", flush=True)  # fmt: skip
+    return [t for t in plan if t.label in took]
 
 
 def default_jobs() -> int:

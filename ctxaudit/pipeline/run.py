@@ -128,6 +128,11 @@ def run_audit(options: AuditOptions) -> int:
     baseline's verdict; phase 2, mutation (:func:`mutation_phase`); then the reports
     over every version and the exit code (:func:`finish`)."""
     run = start_run(options)
+    if options.shard is not None:  # unfinished until finish() says otherwise
+        from ctxaudit.pipeline.shards import identity, write_manifest
+
+        took = [t.label for t in options.targets]
+        write_manifest(options.out, options.shard, identity(options, run.seed), took)
     properties_phase(run)
     procs.check()
     accepted = None
