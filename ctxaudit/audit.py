@@ -74,9 +74,9 @@ def known_findings(target: Target, ticker: Ticker | None = None) -> list[dict[st
                 why = _not_run(entry["repro"], tests)
                 unchecked.setdefault(entry["repro"], why)
         for entry in known:
-            why = entry.get("could_not_check") or unchecked.get(entry["repro"])
-            if why:  # neither reproduces nor does not: ctxaudit could not tell
-                entry.update(affects=False, could_not_check=why)
+            cause = entry.get("could_not_check") or unchecked.get(entry["repro"])
+            if cause:  # neither reproduces nor does not: ctxaudit could not tell
+                entry.update(affects=False, could_not_check=cause)
         return known
 
 
@@ -199,7 +199,8 @@ def run_fix_audit(
     """The fix audit (``ctxaudit/fixaudit/``): each fix verified, every property on
     the fully fixed tree, each failure attributed (``attribution_only``: only the
     last). Each pytest run is its own process."""
-    from ctxaudit.fixaudit import FixAuditOptions, fix_audit
+    from ctxaudit.fixaudit import fix_audit
+    from ctxaudit.fixaudit.state import FixAuditOptions
 
     def run(
         tree: str, paths: list[str], env: dict[str, str], replays: dict[str, list[str]]

@@ -49,7 +49,9 @@ _COMMON = dict(
 )
 
 #: the gate's examples (CI and a developer's ``pytest``)
-_CI = dict(max_examples=60, stateful_step_count=40, derandomize=True, database=None)
+_CI: dict[str, object] = dict(
+    max_examples=60, stateful_step_count=40, derandomize=True, database=None
+)
 
 PROFILES: dict[str, dict[str, object]] = {
     "ci": _CI,

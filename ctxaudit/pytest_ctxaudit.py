@@ -394,9 +394,7 @@ class PropertyItem(pytest.Item):
             report = "" if self.run.out is None else str(self.run.out / self.label / "findings.md")
             raise PropertyBroken(self.text + (f"\n\nReport: {report}" if report else ""))
 
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, PropertyBroken | CouldNotCheck):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
@@ -444,9 +442,7 @@ class BaselineItem(pytest.Item):
                 else f"baseline entry {self.entry.id}: {self.entry.target} is not audited here"
             )
 
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, PropertyBroken | CouldNotCheck):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))

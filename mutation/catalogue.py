@@ -59,6 +59,7 @@ touches more than its function, a file outside the scope) is an error on every t
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import re
 import textwrap
@@ -108,7 +109,7 @@ class Entry:
     where_file: str = ""
     occurrence: int | None = None
 
-    @property
+    @builtins.property  # the field ``property`` shadows the builtin in this class body
     def where_in(self) -> str:
         """The file whose source ``where`` is searched in."""
         return self.where_file or self.file

@@ -86,7 +86,9 @@ def outcome_of(report: pytest.TestReport) -> str | None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[Any]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any]:
     outcome = yield
     path = item.config.getoption(OPTION)
     if not path or os.environ.get("MUTANT_UNDER_TEST"):

@@ -22,8 +22,9 @@ def install_seed_hook() -> None:
     ``@given`` test (stateful machines included), so replacing the module attribute is
     enough. The hook also notes that the test used Hypothesis at all.
     """
-    import hypothesis.core as hcore
+    import hypothesis.core
 
+    hcore: Any = hypothesis.core  # its internals are neither typed nor exported
     if getattr(hcore.get_random_for_wrapped_test, "_ctxaudit", False):
         return
     original = hcore.get_random_for_wrapped_test
@@ -38,7 +39,7 @@ def install_seed_hook() -> None:
         wrapped_test._hypothesis_internal_use_generated_seed = None
         return seeded_random(SEED[0], hcore.function_digest(test))
 
-    hooked._ctxaudit = True  # type: ignore[attr-defined]
+    hooked._ctxaudit = True  # type: ignore[attr-defined]  # marks the hook installed
     hcore.get_random_for_wrapped_test = hooked
 
 

@@ -107,7 +107,8 @@ class Plugin:
         def record(name: str, caller: str | None = None) -> None:
             hits.add(name)
 
-        trampoline.record_trampoline_hit = record  # stats mode reports here
+        # stats mode reports here (mutmut's module attribute, not in its __all__)
+        trampoline.record_trampoline_hit = record  # type: ignore[attr-defined]
         failed: list[str] = []
         per_test: dict[str, Any] = {}
         inline = self.plan.get("isolation") == "process"
@@ -122,7 +123,7 @@ class Plugin:
             reports = _run_protocol(item, nxt)
             dt = time.perf_counter() - t0
             bad = [r for r in reports if r.failed]
-            if bad and os.environ.get("CTXAUDIT_WORKER_DEBUG"):  # why, in worker.log
+            if bad and os.environ.get("CTXAUDIT_WORKER_DEBUG") and sys.__stderr__:  # worker.log
                 sys.__stderr__.write(f"{item.nodeid}: {bad[0].longreprtext[-2000:]}\n")
             per_test[item.nodeid] = {
                 "duration": dt,

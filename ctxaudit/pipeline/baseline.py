@@ -24,9 +24,9 @@ def judged_by_baseline(baseline: Any, reports: list[TargetReport]) -> Any:
     for entry in verdict.stale:
         print(f"ctxaudit: baseline {name}: {entry.id} no longer reproduces on any audited "
               f"{entry.target} version: remove it, so that its return fails the gate")  # fmt: skip
-    for entry, why in verdict.unchecked:
+    for entry, reason in verdict.unchecked:
         print(f"ctxaudit: baseline {name}: COULD NOT CHECK whether {entry.id} reproduces "
-              f"on {entry.target}: {why}")  # fmt: skip
+              f"on {entry.target}: {reason}")  # fmt: skip
     if baseline.unreasoned():
         print(f"ctxaudit: baseline {name}: no reason given (why) for "
               f"{', '.join(baseline.unreasoned())}")  # fmt: skip

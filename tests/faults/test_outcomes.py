@@ -412,3 +412,29 @@ def test_a_known_finding_whose_check_did_not_run_is_could_not_check(tmp_path: Pa
         targets.unregister("skippedcheck")
     assert not entry["affects"]
     assert "skipped in its setup" in entry.get("could_not_check", ""), entry
+
+
+HARNESS_ERROR_CHECK = """
+from ctxaudit.targets import get
+
+def test_known():
+    get("no-such-target")  # ctxaudit's own code raises: its harness failed
+"""
+
+
+@pytest.mark.fault("known finding's check hit ctxaudit's own error")
+def test_a_known_finding_whose_check_hit_ctxaudits_own_error_is_could_not_check(
+    tmp_path: Path,
+) -> None:
+    """Its test fails inside ctxaudit's code (the check ran, nothing was skipped): no
+    verdict, "could not check" with the error's own line, never "does not reproduce"."""
+    from ctxaudit import targets
+
+    (tmp_path / "test_known.py").write_text(HARNESS_ERROR_CHECK)
+    targets.register(_SkippedCheck(tmp_path))
+    try:
+        (entry,) = audit.known_findings(Described("skippedcheck", "skippedcheck", "1.0"))
+    finally:
+        targets.unregister("skippedcheck")
+    assert not entry["affects"]
+    assert "no-such-target" in entry.get("could_not_check", ""), entry
