@@ -23,7 +23,10 @@ RunItems = Callable[[list[Any], bool], dict[str, Any]]
 
 
 class _PinFinder(importlib.abc.MetaPathFinder):
-    """Resolve one top-level package (and its submodules) from the work copy only."""
+    """Resolve one package (and its submodules) from the work copy only: a top-level
+    package, or one inside a namespace package (``google.adk``: the namespace's other
+    portions, such as ``google.genai``, are still found where they are installed; pinning
+    ``google`` itself would hide them)."""
 
     def __init__(self, package: str, root: str) -> None:
         self.package = package
@@ -31,7 +34,8 @@ class _PinFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):  # type: ignore[no-untyped-def]
         if fullname == self.package:
-            return importlib.machinery.PathFinder.find_spec(fullname, [self.root])
+            parent = os.path.join(self.root, *fullname.split(".")[:-1])
+            return importlib.machinery.PathFinder.find_spec(fullname, [parent])
         return None
 
 
