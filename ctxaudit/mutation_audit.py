@@ -40,7 +40,9 @@ class MutationOptions:
     unmutated version, is dropped, and its mutants read as survivors).
 
     ``fixes``: mutate a copy of the tree with these findings' fixes applied (``--mutate
-    fixed``: the fix audit's fully fixed tree); their regions are no longer left out."""
+    fixed``: the fix audit's fully fixed tree); their regions are no longer left out.
+
+    ``shard``: only one deterministic part of the mutants (``audit --shard``)."""
 
     other_sample: float = 1.0
     peer: bool = True
@@ -49,6 +51,9 @@ class MutationOptions:
     cache: bool = True
     fixes: Sequence[str] = ()
     coverage: bool = True
+    #: (i, n): only the i-th of n deterministic parts of the mutants runs, and the run
+    #: writes ``mutation-shard-i-of-n.json`` for ``mutation merge`` (``audit --shard``)
+    shard: tuple[int, int] | None = None
 
 
 def run_mutation(
@@ -98,6 +103,8 @@ def _mutation_command(
         cmd.append("--no-cache")
     if not options.coverage:
         cmd.append("--no-coverage")
+    if options.shard is not None:
+        cmd += ["--shard", f"{options.shard[0]}/{options.shard[1]}"]
     return cmd
 
 

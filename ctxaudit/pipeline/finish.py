@@ -56,7 +56,8 @@ def finish(run: AuditRun, accepted: dict[str, list[str]] | None) -> int:
 
         took = [t.label for t in options.targets]
         write_manifest(options.out, options.shard, identity(options, run.seed), took,
-                       finished=True, exit_code=code, reports=done, gates=run.gates)  # fmt: skip
+                       finished=True, exit_code=code, reports=done, gates=run.gates,
+                       mutation_shares=run.mutation_shares)  # fmt: skip
     if run.unchecked:
         print("ctxaudit: COULD NOT CHECK everything (see the lines above): exit 2",
               file=sys.stderr)  # fmt: skip

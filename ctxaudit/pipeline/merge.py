@@ -52,12 +52,19 @@ def merge(
         print(f"ctxaudit: merge: {exc}", file=sys.stderr)
         return 2
     reports = _reports(parts)
-    _ci_files(parts, reports, junit_xml, sarif)
+    gates = {label: (int(g[0]), str(g[1])) for _, doc in parts for label, g in doc["gates"].items()}
+    gates.update(merge_mutation(parts, out, {f"{r.target}-{r.version}" for r in reports}))
+    write_matrix(out)
+    _times(parts, out)
+    _ci_files(parts, reports, gates, junit_xml, sarif)
     from ctxaudit.pipeline.progress import summary
 
     for report in reports:
         print(f"ctxaudit: {report.target}-{report.version}: {summary(report)}")
     code = max(int(doc["exit"]) for _, doc in parts)
+    for label, (gate, line) in gates.items():
+        print(f"ctxaudit: {label}: {line} -> {out / label}/mutation.md")
+        code = max(code, gate if gate in (0, 1) else 2)
     count = parts[0][1]["shard"][1]
     print(f"ctxaudit: merged {count} shard(s) into {out}: exit {code}", flush=True)
     if code == 2:
@@ -146,8 +153,40 @@ def write(parts: list[tuple[Path, dict[str, Any]]], out: Path) -> None:
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, out / rel)
     fix_patches.prune(out)
-    write_matrix(out)
-    _times(parts, out)
+
+
+def merge_mutation(
+    parts: list[tuple[Path, dict[str, Any]]], out: Path, reported: set[str]
+) -> dict[str, tuple[int, str]]:
+    """Each version's mutants, run in shares by the parts, merged into its mutation
+    report and gate (``mutation merge``), the shares' files then removed: label ->
+    (the gate's exit code, its line). A version whose properties no part reported gets
+    no gate, as in an unsharded run; a share that is missing is could not check. The
+    merge is the mutation runner's (``python -m mutation merge``, in its own process, as
+    the audit runs the runner)."""
+    import subprocess
+
+    from ctxaudit.paths import REPO_ROOT
+    from ctxaudit.pipeline.mutation_phase import gate_line
+
+    count = parts[0][1]["shard"][1]
+    gates: dict[str, tuple[int, str]] = {}
+    shared = {label for _, doc in parts for label in doc.get("mutation_shares", {})}
+    for label in sorted(shared):
+        folder = out / label
+        files = sorted(folder.glob(f"mutation-shard-*-of-{count}.json"))
+        if label in reported:
+            merged = subprocess.run(
+                [sys.executable, "-m", "mutation", "merge", *map(str, files), "--out", str(folder)],
+                cwd=REPO_ROOT, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            code = merged.returncode if merged.returncode in (0, 1) else 2
+            said = (merged.stderr.strip() or merged.stdout.strip()).splitlines()[-1:]
+            why = f"{len(files)} of {count} shares: {said[0] if said else '(no output)'}"
+            gates[label] = (code, gate_line(code, why))
+        for f in files:
+            f.unlink()
+    return gates
 
 
 def _times(parts: list[tuple[Path, dict[str, Any]]], out: Path) -> None:
@@ -190,6 +229,7 @@ def _reports(parts: list[tuple[Path, dict[str, Any]]]) -> list[Any]:
 def _ci_files(
     parts: list[tuple[Path, dict[str, Any]]],
     reports: list[Any],
+    gates: dict[str, tuple[int, str]],
     junit_xml: Path | None,
     sarif: Path | None,
 ) -> None:
@@ -198,7 +238,6 @@ def _ci_files(
     from ctxaudit.targets.base import Described
 
     props = {r.target: dict(get_target(r.target).properties) for r in reports}
-    gates = {label: (int(g[0]), str(g[1])) for _, doc in parts for label, g in doc["gates"].items()}
     if junit_xml is not None:
         from ctxaudit import junit
 

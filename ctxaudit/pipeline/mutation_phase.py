@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 def mutation_phase(run: AuditRun) -> None:
     """Phase 2: mutation, one target version at a time (each run uses every core); a
     line per version: its gate's verdict, or why mutation did not run."""
+    if run.options.shard is not None:
+        shared_mutation_phase(run)
+        return
     for target in run.options.targets:
         why = mutation_not_run(run, target)
         if why:
@@ -75,14 +78,71 @@ def mutation_of(run: AuditRun, target: Described) -> None:
     gate_verdict(run, target, code, output, reused=hit is not None)
 
 
-def gate_verdict(run: AuditRun, target: Described, code: int, output: str, reused: bool) -> None:
-    """A version's mutation gate, said in a line and counted: passes (exit 0), fails
-    (1), or could not check (any other exit)."""
+def shared_mutation_phase(run: AuditRun) -> None:
+    """``--shard i/N``: this part's share of every version's mutants, the i-th of N
+    deterministic parts of each (so the parts take about equal time whatever the
+    versions' sizes). A version whose properties another part audits gets its known
+    findings checked here, to leave out the same regions. Each version's gate is judged
+    over all the shares by ``ctxaudit merge``; a share that did not run is could not
+    check."""
+    from ctxaudit import audit
+    from ctxaudit.targets import get as get_target
+
+    options = run.options
+    assert options.shard is not None
+    share = (options.shard.index, options.shard.count)
+    for target in options.plan:
+        head = run.heads.get(target.label, f"[{options.shard}] {target.label}")
+        scope = get_target(target.kind).mutation
+        if scope is None or not scope.audited:
+            run.show.line(f"{head}: mutation not run: not wired into the audit for "
+                          f"{target.kind} trees yet")  # fmt: skip
+            continue
+        only = options.changed[target.label].only_globs() if options.since else []
+        if options.since and not only:
+            run.show.line(f"{head}: mutation not run: no function in scope changed since "
+                          f"{options.since}")  # fmt: skip
+            continue
+        if target.label in run.reports:
+            known = run.reports[target.label].known
+        else:  # audited by another part: which of its findings' regions to leave out
+            known = audit.known_findings(target)
+        mutation = audit.MutationOptions(
+            other_sample=options.other_sample, peer=options.peer, known=known, only=only,
+            cache=options.cache, coverage=not options.since, shard=share,
+        )  # fmt: skip
+
+        def progress(t: str, label: str = target.label) -> None:
+            run.show.status(label, f"mutation share {options.shard}: {t}")
+
+        t0 = time.monotonic()
+        code, output = audit.run_mutation(target, options.out, progress, options=mutation)
+        run.show.done(target.label)
+        run.clock.target(target.label).mutation_s = time.monotonic() - t0
+        run.mutation_shares[target.label] = code
+        if code in (0, 1):
+            run.show.line(f"{head}: mutation share {options.shard} run; its gate is judged by "
+                          "`ctxaudit merge` over every part's share")  # fmt: skip
+        else:
+            last = output.strip().splitlines()[-1:]
+            run.show.line(f"{head}: COULD NOT CHECK: mutation share {options.shard} could not "
+                          f"run (exit {code}): {last[0] if last else '(no output)'}")  # fmt: skip
+            run.unchecked = True
+
+
+def gate_line(code: int, output: str) -> str:
+    """A mutation gate's verdict, as its line says it."""
     last = output.strip().splitlines()[-1:]
-    verdict = {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
+    return {0: "mutation gate passes", 1: "mutation gate FAILS"}.get(
         code, f"COULD NOT CHECK: mutation could not run (exit {code}): "
         f"{last[0] if last else '(no output)'}"
     )  # fmt: skip
+
+
+def gate_verdict(run: AuditRun, target: Described, code: int, output: str, reused: bool) -> None:
+    """A version's mutation gate, said in a line and counted: passes (exit 0), fails
+    (1), or could not check (any other exit)."""
+    verdict = gate_line(code, output)
     if reused:
         verdict += " (reused: nothing it reads changed)"
     run.show.line(

@@ -109,6 +109,9 @@ def prepare(request: AuditRequest) -> AuditOptions:
     if request.shard is not None and request.baseline is not None:
         raise BadUsage("--shard with --baseline: a baseline is judged over every version; "
                        "give it to `ctxaudit merge` (not yet) or audit unsharded")  # fmt: skip
+    if request.shard is not None and mutation and request.mutate == "fixed":
+        raise BadUsage("--shard with --mutate fixed: each part mutates a share of every "
+                       "version, and only one part runs a version's fix audit")  # fmt: skip
     if not fixes and request.mutate == "fixed":
         raise BadUsage("--mutate fixed mutates the fix audit's fully fixed tree: not with "
                        "--no-fixes (or --since without --fixes)")  # fmt: skip
@@ -129,7 +132,7 @@ def prepare(request: AuditRequest) -> AuditOptions:
               "runs once", flush=True)  # fmt: skip
     plan = chosen
     if request.shard is not None:
-        chosen = take_shard(plan, request.shard, mutation)
+        chosen = take_shard(plan, request.shard)
     return AuditOptions(
         targets=chosen, out=request.out, profile=profile, seeds=list(request.seeds),
         jobs=request.jobs, mutation=mutation, other_sample=request.other_sample,
@@ -141,11 +144,12 @@ def prepare(request: AuditRequest) -> AuditOptions:
     )  # fmt: skip
 
 
-def take_shard(plan: list[Described], shard: Shard, mutation: bool) -> list[Described]:
+def take_shard(plan: list[Described], shard: Shard) -> list[Described]:
     """The versions of ``plan`` that part ``shard`` runs, said in one line."""
     from ctxaudit.pipeline.shards import recorded_seconds, split
 
-    seconds = recorded_seconds(mutation)
+    # the versions' property phases: every part runs a share of every version's mutants
+    seconds = recorded_seconds(False)
     labels = [t.label for t in plan]
     took = split(labels, shard.count, seconds)[shard.index - 1]
     timed = [label for label in took if label in seconds]

@@ -43,6 +43,9 @@ class AuditRun:
     heads: dict[str, str]  # label -> "[i/n] label", the head of its lines
     reports: dict[str, TargetReport] = dataclasses.field(default_factory=dict)
     gates: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)
+    #: --shard: label -> the exit code of this part's share of the version's mutants
+    #: (its gate is judged over every part's share by ``ctxaudit merge``)
+    mutation_shares: dict[str, int] = dataclasses.field(default_factory=dict)
     failed: bool = False  # a property or a gate fails
     unchecked: bool = False  # something could not be checked
 

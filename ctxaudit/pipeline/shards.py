@@ -1,13 +1,16 @@
 """``audit --shard i/N``: one of N parts of an audit, for a CI matrix (issue #39), and
 the manifest each part writes beside its reports, which ``ctxaudit merge`` reads.
 
-The parts split the audit's target versions (each version whole: its properties, its
-fixes, its mutation run). Every shard resolves the whole plan (every version the
-``--target`` specs name, in the order given, each once), then takes its part of it:
+The parts split the audit's target versions' property phases (each version whole: its
+properties and its fix audit), and every version's mutants (each part runs the same
+share of each: ``mutation run --shard i/N``, a partition by the mutants' ids), so that
+the parts take about equal time whatever the versions' sizes. Every shard resolves the
+whole plan (every version the ``--target`` specs name, in the order given, each once),
+then takes its versions:
 
-- by the time each version took in the audits recorded under ``reports/timing/`` (its
-  property phase, and its mutation run when mutation is on), the longest first, each to
-  the part with the least time so far (ties: the lower part);
+- by the time each version's property phase took in the audits recorded under
+  ``reports/timing/``, the longest first, each to the part with the least time so far
+  (ties: the lower part);
 - a version with no recorded time counts as the mean of those recorded (1 s when none
   is), so that with no record at all the split is by the plan's order alone.
 
@@ -17,7 +20,8 @@ empty (more parts than versions): it writes its manifest and no report.
 The manifest (:data:`MANIFEST`, in ``--out``) names the plan, the part and what must be
 the same in every part of one audit (the suite's digest, the profile, the seed, the
 options that change a verdict); it says whether the part finished, with its exit code,
-each version's report (the step cache's form) and each mutation gate's line. It is
+each version's report (the step cache's form) and the exit code of its share of each
+version's mutants (``mutation-shard-i-of-N.json`` in the version's folder). It is
 written when the part starts (``finished: false``) and again when it ends, so a part
 that crashed or was stopped reads as unfinished, never as missing work that passed.
 """
@@ -142,6 +146,7 @@ def write_manifest(
     exit_code: int | None = None,
     reports: Sequence[TargetReport] = (),
     gates: Mapping[str, tuple[int, str]] | None = None,
+    mutation_shares: Mapping[str, int] | None = None,
 ) -> Path:
     """The part's manifest in ``out`` (written whole)."""
     from ctxaudit.result_json import report_to_json
@@ -155,5 +160,6 @@ def write_manifest(
         "exit": exit_code,
         "reports": [report_to_json(r) for r in reports],
         "gates": {label: list(gate) for label, gate in (gates or {}).items()},
+        "mutation_shares": dict(mutation_shares or {}),
     }
     return atomic.write_text(out / MANIFEST, json.dumps(doc, indent=1) + "\n")

@@ -19,6 +19,8 @@ from ctxaudit import cli
 from ctxaudit.paths import REPO_ROOT
 from ctxaudit.pipeline.merge import MergeError, check, read_parts, write
 from ctxaudit.pipeline.shards import MANIFEST, SCHEMA, Shard, parse_shard, recorded_seconds, split
+from tests.test_concern_target import BUG, FIX
+from tests.test_concern_target import installed as installed  # the fixture
 
 
 def test_a_shard_is_i_of_n() -> None:
@@ -113,14 +115,34 @@ def test_two_parts_that_wrote_one_file_differently_stop_the_merge(tmp_path: Path
 
 #: a report's figures that are times (they differ from run to run)
 TIMES = re.compile(r'"(elapsed_s|duration)": [0-9.e-]+|\b[0-9]+(\.[0-9]+)? s\b')
+#: a mutation report's note that it was merged from shards
+SHARDS_NOTE = re.compile(r", [0-9]+ shards\)")
+#: what mutation.json says of the run rather than of the mutants: its times, the folder
+#: the tree was copied from (a merge writes a temporary one as <tmp>), how many shards
+RUN_ONLY = {"duration", "seconds", "performance", "projectRoot", "shards"}
+
+
+def _drop(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop(v) for k, v in value.items() if k not in RUN_ONLY}
+    if isinstance(value, list):
+        return [_drop(v) for v in value]
+    return value
 
 
 def _without_times(folder: Path) -> dict[str, str]:
-    return {
-        p.relative_to(folder).as_posix(): TIMES.sub("T", p.read_text(encoding="utf-8"))
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and "timing" not in p.parts and p.name != MANIFEST
-    }
+    """Every report file of ``folder`` as text, times aside (mutation.html renders
+    mutation.json, which is compared)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file() or "timing" in p.parts or p.name in (MANIFEST, "mutation.html"):
+            continue
+        text = p.read_text(encoding="utf-8")
+        if p.name == "mutation.json":
+            text = json.dumps(_drop(json.loads(text)), sort_keys=True)
+        text = SHARDS_NOTE.sub(")", text)
+        out[p.relative_to(folder).as_posix()] = TIMES.sub("T", text)
+    return out
 
 
 def test_three_shards_merged_are_one_run(tmp_path: Path) -> None:
@@ -147,3 +169,36 @@ def test_three_shards_merged_are_one_run(tmp_path: Path) -> None:
     assert _without_times(merged) == _without_times(tmp_path / "one")
     junit = [TIMES.sub("T", (tmp_path / f).read_text()) for f in ("one.xml", "merged.xml")]
     assert junit[0] == junit[1]
+
+
+def test_every_part_runs_a_share_of_each_versions_mutants_and_the_merge_gates_them(
+    installed: Path,  # noqa: F811  (the fixture)
+    tmp_path: Path,
+) -> None:
+    """examples/toymeter (one version, a mutation scope) audited with mutation once, and
+    as two parts in two processes: one part audits its properties, each runs half of its
+    mutants (the other checks its known findings itself), and the merge judges the gate
+    over both halves: the same reports and exit code as the one run, times aside."""
+    meter = installed / "meter.py"  # fixed: the gate needs a tree its suite passes on
+    meter.write_text(meter.read_text().replace(BUG, FIX))
+    argv = [sys.executable, "-m", "ctxaudit", "audit", "--target", "toymeter", "--profile",
+            "smoke", "--seed", "0", "--mutation", "--no-fixes", "--no-cache",
+            "--jobs", "1"]  # fmt: skip
+
+    def run(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*argv, *more], cwd=REPO_ROOT, capture_output=True, text=True,
+                              check=False, timeout=600)  # fmt: skip
+
+    one = run("--out", str(tmp_path / "one"))
+    parts = [run("--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")) for i in (1, 2)]
+    for p in parts:
+        assert "mutation share" in p.stdout and p.returncode in (0, 1), p.stdout + p.stderr
+    merged = tmp_path / "merged"
+    merge = [sys.executable, "-m", "ctxaudit", "merge", str(tmp_path / "s1"), str(tmp_path / "s2"),
+             "--out", str(merged)]  # fmt: skip
+    done = subprocess.run(merge, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == one.returncode, one.stdout[-3000:] + done.stdout + done.stderr
+    gate = re.search(r"mutation gate (passes|FAILS)", one.stdout)
+    assert gate and gate[0] in done.stdout, one.stdout[-2000:] + done.stdout
+    assert not list(merged.rglob("mutation-shard-*")), "the shares' files are merged away"
+    assert _without_times(merged) == _without_times(tmp_path / "one")
