@@ -398,22 +398,6 @@ def run_skipped_check(suites: Path) -> tuple[list[dict[str, Any]], str]:
     return tests, output
 
 
-@pytest.mark.fault("known finding's check did not run")
-def test_a_known_finding_whose_check_did_not_run_is_could_not_check(tmp_path: Path) -> None:
-    """Its test skipped in setup (pytest exit 0, a test recorded): no verdict, never
-    "does not reproduce"."""
-    from ctxaudit import targets
-
-    (tmp_path / "test_known.py").write_text(SKIPPED_CHECK)
-    targets.register(_SkippedCheck(tmp_path))
-    try:
-        (entry,) = audit.known_findings(Described("skippedcheck", "skippedcheck", "1.0"))
-    finally:
-        targets.unregister("skippedcheck")
-    assert not entry["affects"]
-    assert "skipped in its setup" in entry.get("could_not_check", ""), entry
-
-
 HARNESS_ERROR_CHECK = """
 from ctxaudit.targets import get
 
@@ -422,19 +406,25 @@ def test_known():
 """
 
 
-@pytest.mark.fault("known finding's check hit ctxaudit's own error")
-def test_a_known_finding_whose_check_hit_ctxaudits_own_error_is_could_not_check(
-    tmp_path: Path,
+@pytest.mark.fault("known finding's check did not run")
+@pytest.mark.parametrize(
+    ("check", "said"),
+    [(SKIPPED_CHECK, "skipped in its setup"), (HARNESS_ERROR_CHECK, "no-such-target")],
+    ids=["skipped-in-setup", "ctxaudits-own-error"],
+)
+def test_a_known_finding_whose_check_did_not_run_is_could_not_check(
+    check: str, said: str, tmp_path: Path
 ) -> None:
-    """Its test fails inside ctxaudit's code (the check ran, nothing was skipped): no
-    verdict, "could not check" with the error's own line, never "does not reproduce"."""
+    """Its test skipped in setup (pytest exit 0, a test recorded), or failed inside
+    ctxaudit's own code: no verdict, "could not check" with the cause, never "does not
+    reproduce"."""
     from ctxaudit import targets
 
-    (tmp_path / "test_known.py").write_text(HARNESS_ERROR_CHECK)
+    (tmp_path / "test_known.py").write_text(check)
     targets.register(_SkippedCheck(tmp_path))
     try:
         (entry,) = audit.known_findings(Described("skippedcheck", "skippedcheck", "1.0"))
     finally:
         targets.unregister("skippedcheck")
     assert not entry["affects"]
-    assert "no-such-target" in entry.get("could_not_check", ""), entry
+    assert said in entry.get("could_not_check", ""), entry
