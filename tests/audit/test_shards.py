@@ -115,11 +115,16 @@ def test_two_parts_that_wrote_one_file_differently_stop_the_merge(tmp_path: Path
 
 #: a report's figures that are times (they differ from run to run)
 TIMES = re.compile(r'"(elapsed_s|duration)": [0-9.e-]+|\b[0-9]+(\.[0-9]+)? s\b')
-#: a mutation report's note that it was merged from shards
-SHARDS_NOTE = re.compile(r", [0-9]+ shards\)")
+#: a mutation report's words on how its run went (its times, its shards, the verdicts its
+#: cache gave): the parts reuse the one run's verdicts
+RUN_NOTES = re.compile(
+    r"\(baseline [^)]*\)| [0-9]+ verdicts were reused from the verdict "
+    r"cache \(`[^`]*`\), [0-9]+ mutants ran\."
+)
 #: what mutation.json says of the run rather than of the mutants: its times, the folder
-#: the tree was copied from (a merge writes a temporary one as <tmp>), how many shards
-RUN_ONLY = {"duration", "seconds", "performance", "projectRoot", "shards"}
+#: the tree was copied from (a merge writes a temporary one as <tmp>), how many shards,
+#: the verdicts its cache gave
+RUN_ONLY = {"duration", "seconds", "performance", "projectRoot", "shards", "cache"}
 
 
 def _drop(value: Any) -> Any:
@@ -140,7 +145,7 @@ def _without_times(folder: Path) -> dict[str, str]:
         text = p.read_text(encoding="utf-8")
         if p.name == "mutation.json":
             text = json.dumps(_drop(json.loads(text)), sort_keys=True)
-        text = SHARDS_NOTE.sub(")", text)
+        text = RUN_NOTES.sub("", text)
         out[p.relative_to(folder).as_posix()] = TIMES.sub("T", text)
     return out
 
@@ -182,8 +187,10 @@ def test_every_part_runs_a_share_of_each_versions_mutants_and_the_merge_gates_th
     meter = installed / "meter.py"  # fixed: the gate needs a tree its suite passes on
     meter.write_text(meter.read_text().replace(BUG, FIX))
     argv = [sys.executable, "-m", "ctxaudit", "audit", "--target", "toymeter", "--profile",
-            "smoke", "--seed", "0", "--mutation", "--no-fixes", "--no-cache",
-            "--jobs", "1"]  # fmt: skip
+            "smoke", "--seed", "0", "--mutation", "--no-fixes", "--jobs", "1"]  # fmt: skip
+    # with the caches: the one run stores its mutants' verdicts, and the parts reuse them
+    # (what is compared is the split and the merge; that a share judges its mutants as
+    # the whole run would is the mutation runner's own)
 
     def run(*more: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*argv, *more], cwd=REPO_ROOT, capture_output=True, text=True,
