@@ -20,7 +20,7 @@ import pytest
 
 from ctxaudit.fixes import fixed_copy, load_fixes
 from ctxaudit.targets import get
-from ctxaudit.targets.base import TargetError
+from ctxaudit.targets.base import TargetError, never
 from ctxaudit.targets.langchain import findings
 from ctxaudit.targets.langchain import tree as lc
 from tests import inenv_child
@@ -61,7 +61,7 @@ def test_lockstep_fails_without_the_findings_left_out(version: str) -> None:
     registered = [
         f.id
         for f in findings.FINDINGS
-        if version in f.versions and f.in_region is not findings._never
+        if version in f.versions and f.in_region is not never
     ]
     run = child(
         f"langchain=={version}",
