@@ -86,10 +86,43 @@ def read_parts(dirs: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             raise MergeError(f"{path}: a manifest of another ctxaudit (schema "
                              f"{doc.get('schema') if isinstance(doc, dict) else '?'})")  # fmt: skip
+        why = _malformed(doc)
+        if why:
+            raise MergeError(f"{path}: not a manifest this ctxaudit wrote: {why}")
         parts.append((folder, doc))
     if not parts:
         raise MergeError("no shard folder given")
     return parts
+
+
+#: a manifest's fields and their types (shards.write_manifest)
+_FIELDS = {"shard": list, "identity": dict, "took": list, "finished": bool, "reports": list,
+           "gates": dict, "mutation_shares": dict}  # fmt: skip
+
+
+def _malformed(doc: dict[str, Any]) -> str:
+    """Why a manifest cannot be read ("" when it can): a field missing or of another type,
+    a report that is not one (edited by hand, truncated, another version's)."""
+    from ctxaudit.result_json import InvalidEntry, report_from_json
+
+    for name, kind in _FIELDS.items():
+        if not isinstance(doc.get(name), kind):
+            return f"{name!r} is missing or not a {kind.__name__}"
+    shard = doc["shard"]
+    if (
+        len(shard) != 2
+        or not all(isinstance(n, int) for n in shard)
+        or not 1 <= shard[0] <= shard[1]
+    ):
+        return f"'shard' is {shard!r}, not [i, n]"
+    if doc["finished"] and not isinstance(doc.get("exit"), int):
+        return "a finished part without its exit code"
+    for value in doc["reports"]:
+        try:
+            report_from_json(value)
+        except InvalidEntry as exc:
+            return f"a report: {exc}"
+    return ""
 
 
 def check(parts: list[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any]]]:

@@ -103,20 +103,23 @@ def shared_mutation_phase(run: AuditRun) -> None:
             run.show.line(f"{head}: mutation not run: no function in scope changed since "
                           f"{options.since}")  # fmt: skip
             continue
-        if target.label in run.reports:
-            known = run.reports[target.label].known
-        else:  # audited by another part: which of its findings' regions to leave out
-            known = audit.known_findings(target)
-        mutation = audit.MutationOptions(
-            other_sample=options.other_sample, peer=options.peer, known=known, only=only,
-            cache=options.cache, coverage=not options.since, shard=share,
-        )  # fmt: skip
 
         def progress(t: str, label: str = target.label) -> None:
             run.show.status(label, f"mutation share {options.shard}: {t}")
 
         t0 = time.monotonic()
-        code, output = audit.run_mutation(target, options.out, progress, options=mutation)
+        try:  # ctxaudit's own error here is no verdict: its share could not be checked
+            if target.label in run.reports:
+                known = run.reports[target.label].known
+            else:  # audited by another part: which of its findings' regions to leave out
+                known = audit.known_findings(target)
+            mutation = audit.MutationOptions(
+                other_sample=options.other_sample, peer=options.peer, known=known, only=only,
+                cache=options.cache, coverage=not options.since, shard=share,
+            )  # fmt: skip
+            code, output = audit.run_mutation(target, options.out, progress, options=mutation)
+        except Exception as exc:  # noqa: BLE001
+            code, output = 2, f"{type(exc).__name__}: {exc}"
         run.show.done(target.label)
         run.clock.target(target.label).mutation_s = time.monotonic() - t0
         run.mutation_shares[target.label] = code

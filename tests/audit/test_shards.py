@@ -65,7 +65,7 @@ def _part(folder: Path, index: int, count: int, **changes: Any) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {
         "schema": SCHEMA, "shard": [index, count], "took": [], "finished": True, "exit": 0,
-        "reports": [], "gates": {},
+        "reports": [], "gates": {}, "mutation_shares": {},
         "identity": {"suite": "abc", "plan": [], "profile": "ci", "seed": 0},
     }  # fmt: skip
     for key, value in changes.items():
@@ -91,8 +91,23 @@ def _part(folder: Path, index: int, count: int, **changes: Any) -> Path:
         (lambda t: [_part(t / "a", 1, 2), _part(t / "b", 2, 3)], "a shard of 3"),
         (lambda t: [_part(t / "a", 1, 1, schema=99)], "another ctxaudit"),
         (lambda t: [t], "not an `audit --shard` output"),
+        (lambda t: [_part(t / "a", 1, 1, took="x")], "'took' is missing or not a list"),
+        (lambda t: [_part(t / "a", 1, 1, reports=[{"target": 1}])], "a report:"),
+        (lambda t: [_part(t / "a", 3, 1)], "not [i, n]"),
     ],
-    ids=["missing", "unfinished", "twice", "seed", "suite", "count", "schema", "no-manifest"],
+    ids=[
+        "missing",
+        "unfinished",
+        "twice",
+        "seed",
+        "suite",
+        "count",
+        "schema",
+        "no-manifest",
+        "bad-field",
+        "bad-report",
+        "bad-shard",
+    ],
 )
 def test_a_merge_that_cannot_be_whole_is_refused(make: Any, said: str, tmp_path: Path) -> None:
     dirs = make(tmp_path / "parts")

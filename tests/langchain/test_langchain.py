@@ -59,9 +59,7 @@ def test_lockstep_fails_without_the_findings_left_out(version: str) -> None:
     """The lockstep can fail: on a release where findings are registered, it fails
     when none is left out (each registered region is one it reaches)."""
     registered = [
-        f.id
-        for f in findings.FINDINGS
-        if version in f.versions and f.in_region is not never
+        f.id for f in findings.FINDINGS if version in f.versions and f.in_region is not never
     ]
     run = child(
         f"langchain=={version}",
