@@ -43,7 +43,8 @@ def audit(*args: str) -> subprocess.CompletedProcess[str]:
         (
             ["--target", str(ROOT)],
             "no registered target (gitreins, lightspeed-stack, langchain, openai-agents, "
-            "pydantic-ai, google-adk, ledger) claims this path; as a gitreins tree: ",
+            "pydantic-ai, google-adk, strands-agents, ledger) claims this path; "
+            "as a gitreins tree: ",
         ),
         (["--target", "gitreins>=99"], "no published gitreins version matches"),
         (["--profile", "fast"], "invalid choice: 'fast'"),

@@ -22,16 +22,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_real_targets_are_registered_in_report_order() -> None:
-    assert targets.names()[:7] == [
+    assert targets.names()[:8] == [
         "gitreins",
         "lightspeed-stack",
         "langchain",
         "openai-agents",
         "pydantic-ai",
         "google-adk",
+        "strands-agents",
         "ledger",
     ]
-    assert list(audit.PROPERTIES)[:7] == targets.names()[:7]
+    assert list(audit.PROPERTIES)[:8] == targets.names()[:8]
 
 
 @pytest.mark.parametrize("name", ["gitreins", "ledger", "lightspeed-stack", "langchain"])

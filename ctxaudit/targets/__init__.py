@@ -48,6 +48,7 @@ _REGISTERED: dict[str, str] = {
     "openai-agents": "ctxaudit.targets.openai_agents.target:TARGET",
     "pydantic-ai": "ctxaudit.targets.pydantic_ai.target:TARGET",
     "google-adk": "ctxaudit.targets.google_adk.target:TARGET",
+    "strands-agents": "ctxaudit.targets.strands_agents.target:TARGET",
     "ledger": "ctxaudit.targets.ledger.target:TARGET",
 }
 _loaded: dict[str, Target] = {}

@@ -1,0 +1,135 @@
+"""The restore concern (S2, S6 for a conversation an agent keeps, C1 for what it keeps of
+it): what a harness's adapter must do for the restore lockstep
+(:mod:`ctxaudit.locksteps.restore`) to drive an agent whose conversation is managed (folded
+into a summary, or trimmed to a window) and persisted by a session manager.
+
+A harness of this shape (strands-agents' ``Agent`` with a conversation manager and a
+session manager) stores each message as the agent adds it, and the manager's own state
+(the summary, how many stored messages it has removed) beside it; a new agent over the same
+session restores the conversation from both. The user's duty, stated without any
+algorithm: **the agent restored from a session holds the conversation the agent that wrote
+it held** (nothing pinned lost, nothing folded or trimmed brought back, nothing doubled).
+
+The lockstep runs whole turns through the harness's public entry point with the model
+faked (:class:`Turn`): a user prompt, then model calls that ask for tools (run by the
+harness, their results added as it adds them) or answer with text; a model call may first
+report that the context window overflowed, so the harness reduces the conversation and
+tries again. Between turns it restores the agent from its session and goes on with the
+restored one. The adapter shows what the agent holds (:class:`Held`), through the
+harness's public API.
+
+Each message's text starts with its id in brackets (``[u3]``); a tool call's id is its
+own (``t4``); a summary the faked model writes names itself and every message it was sent
+(``[s2] u0 a1 t2 ...``), so the lockstep can tell what each fold summarized.
+
+Nothing here imports the model or Hypothesis: an adapter imports this module wherever its
+harness is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+#: how a manager keeps the conversation in bounds
+SUMMARIZING = "summarizing"  # folds the oldest share of messages into one summary
+WINDOW = "window"  # drops the oldest messages beyond a window
+MANAGERS = (SUMMARIZING, WINDOW)
+#: what the faked model's overflow error says
+OVERFLOW = "ctxaudit: the context window is full"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A manager's configuration, as the harness's user writes it."""
+
+    manager: str  # one of :data:`MANAGERS`
+    keep: int  # summarizing: recent messages always kept; window: the window's size
+    share: float  # summarizing: the share of the oldest messages folded
+    pin: int | None  # the first messages pinned out of every fold or trim (None: off)
+    store: str = ""  # which of the adapter's session stores keeps it (its ``stores``)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One call of the agent: a prompt, then each model call's answer in order: a tuple
+    of tool call ids (the model asks for those tools at once), or ``()`` for the text that
+    ends the turn (always the last)."""
+
+    prompt: str  # the user message's id
+    replies: tuple[tuple[str, ...], ...]
+    #: the model call (by index) that first reports an overflowed window, if any
+    overflow_at: int | None = None
+    answer: str = ""  # the id of the text answer that ends the turn
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of a held message: its text's id, a tool call's id, or the id of the
+    call a tool result answers."""
+
+    kind: Literal["text", "call", "result"]
+    id: str
+
+
+@dataclass(frozen=True)
+class Held:
+    """One message as the agent holds it."""
+
+    role: Literal["user", "assistant"]
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a turn did, as the harness's public API shows it."""
+
+    raised: str | None  # the turn's error (type and text), if it raised
+    #: what the faked model was asked to summarize, each summary's id with the ids it
+    #: was sent (in order)
+    summaries: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class RestoreStep:
+    """A restore, as a registered finding's region reads it (the target's ``left_out``)."""
+
+    settings: Settings
+    reduced: bool  # the conversation was reduced (folded or trimmed) since it began
+
+
+class Conversation(Protocol):
+    """An agent with its conversation manager and its session, configured."""
+
+    def turn(self, turn: Turn) -> Observed:
+        """Run one call of the agent as its user does, the model answering as ``turn``
+        says. An error the call raises is observed, never raised."""
+
+    def held(self) -> list[Held]:
+        """The conversation the agent holds now, oldest first."""
+
+    def restore(self) -> None:
+        """Replace the agent with a new one over the same session (a new process), its
+        conversation restored by the harness; the lockstep goes on with the new one."""
+
+    def close(self) -> None:
+        """Release the session's storage (the example is over)."""
+
+
+class RestoreAdapter(Protocol):
+    """How the restore lockstep reaches a harness's agent."""
+
+    #: how reports name it ("strands-agents Agent + FileSessionManager")
+    name: str
+    #: the managers (:data:`MANAGERS`) it has, and whether it pins (Settings.pin)
+    managers: tuple[str, ...]
+    pins: bool
+    #: its session stores, by the names reports show ("file", "snapshot")
+    stores: tuple[str, ...]
+
+    def conversation(self, settings: Settings, folder: Path) -> Conversation:
+        """A new agent under ``settings`` whose session lives in ``folder``."""
+
+    def spell(self, settings: Settings) -> str:
+        """``settings`` as a user of the harness writes them (a counterexample shows it)."""

@@ -1,0 +1,98 @@
+"""The restore concern's invariants: what an agent whose conversation is managed and
+persisted may hold. A user states each without knowing how the harness folds, trims or
+restores (:mod:`ctxaudit.concerns.restore`):
+
+- R1 *a restore gives back what was held*: the agent restored from a session holds the
+  conversation the agent that wrote it held, message for message (S2, S6).
+- R2 *pinned stays*: once pinned, each of the first ``pin`` messages is held, in its
+  order, at the front (a summary or a trim never takes it) (S6).
+- R3 *nothing lost, nothing doubled* (a summarizing manager): every message the agent
+  added is held, or was sent to a summary that is held (directly, or through a summary
+  that was itself summarized), and not both (S6). A window drops what it trims by design.
+- R4 *no orphaned result*: a tool result follows the model message that asked for it, at
+  once (C1: a provider rejects a result nobody asked for).
+
+A message is known by the id its first block carries (:func:`key`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ctxaudit.concerns.restore import Held
+
+
+def key(message: Held) -> str:
+    """A message's id: its text's, its first call's, or ``r-`` and its first result's."""
+    if not message.blocks:
+        return "?"
+    first = message.blocks[0]
+    return f"r-{first.id}" if first.kind == "result" else first.id
+
+
+def spell(messages: Sequence[Held]) -> str:
+    return " ".join(key(m) for m in messages)
+
+
+def check_restored(held: Sequence[Held], restored: Sequence[Held]) -> list[str]:
+    """R1: ``restored`` is ``held``."""
+    if list(restored) == list(held):
+        return []
+    return [
+        "R1: the restored agent holds another conversation than the agent that wrote the "
+        f"session:\n  held:     {spell(held)}\n  restored: {spell(restored)}"
+    ]
+
+
+def check_held(
+    held: Sequence[Held],
+    added: Sequence[str],
+    pinned: Sequence[str],
+    summaries: Mapping[str, Sequence[str]],
+    summarizing: bool,
+) -> list[str]:
+    """R2-R4 on what the agent holds after a turn.
+
+    ``added``: every message's id the agent added, in order; ``pinned``: the ids pinned so
+    far (none before the first fold or trim); ``summaries``: each summary's id with the ids
+    of what it was sent.
+    """
+    broken = []
+    keys = [key(m) for m in held]
+    if keys[: len(pinned)] != list(pinned):
+        broken.append(
+            f"R2: the pinned {' '.join(pinned)} are not held at the front: {' '.join(keys)}"
+        )
+    if summarizing:
+        covered: dict[str, str] = {}  # an id sent to a held summary, by that summary
+
+        def cover(summary: str) -> None:
+            for sent in summaries.get(summary, ()):
+                if sent not in covered:
+                    covered[sent] = summary
+                    cover(sent)
+
+        for k in keys:
+            if k in summaries:
+                cover(k)
+        # a message is covered once any of its blocks was sent (its first is its key)
+        for k in added:
+            if k not in keys and k not in covered:
+                broken.append(f"R3: {k} is neither held nor in a held summary")
+        for k in keys:
+            if k in covered:
+                broken.append(f"R3: {k} is held and also in the held summary {covered[k]}")
+        for k in set(keys):
+            if keys.count(k) > 1:
+                broken.append(f"R3: {k} is held {keys.count(k)} times")
+    for i, m in enumerate(held):
+        results = {b.id for b in m.blocks if b.kind == "result"}
+        if not results:
+            continue
+        asked = {b.id for b in held[i - 1].blocks if b.kind == "call"} if i else set()
+        if not results <= asked:
+            broken.append(
+                f"R4: the result(s) {' '.join(sorted(results - asked))} at {i} follow no call of "
+                "theirs"
+            )
+    return broken

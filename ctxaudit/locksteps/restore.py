@@ -1,0 +1,166 @@
+"""The restore lockstep (S2, S6, C1 for a conversation kept by a session): any harness's
+agent with a conversation manager and a session manager, through its adapter
+(:mod:`ctxaudit.concerns.restore`), held to the invariants of
+:mod:`ctxaudit.invariants.restore` after every turn and every restore.
+
+One machine configures a manager (which one, how much it keeps, what share it folds, how
+many first messages it pins) and runs turns: a prompt, zero to two rounds of one to three
+parallel tool calls, a text answer; any model call of a turn may first report an
+overflowed window, so the harness reduces the conversation mid-turn (with a tool call's
+results just added, or with the prompt alone). Between turns the agent is restored from its
+session (a new agent over the same storage) and the conversation goes on with the restored
+one: restores before any reduction, right after one, after several, and reductions after a
+restore.
+
+The model of a restore is the conversation held just before it (R1); what a manager keeps
+is judged by invariants that do not trust any algorithm (R2-R4). A restore in a registered
+finding's region (``left_out``) is not made: the example goes on with the agent it had.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+
+from ctxaudit import shapes
+from ctxaudit.concerns.restore import SUMMARIZING, RestoreAdapter, RestoreStep, Settings, Turn
+from ctxaudit.invariants.restore import check_held, check_restored, key
+from ctxaudit.locksteps.notes import event as _event
+from ctxaudit.locksteps.notes import note
+
+#: the shape coverage this lockstep reports (ctxaudit/shapes.py)
+RESTORES = "restore: the manager × what the conversation had been through at a restore"
+HISTORY = ("nothing reduced", "reduced", "reduced with pins", "reduced after a restore")
+
+
+#: the registered finding whose region a restore is in, or None
+LeftOut = Callable[[RestoreStep], str | None]
+
+
+def never(_step: RestoreStep) -> None:
+    """No registered finding: every restore is made."""
+    return None
+
+
+def settings_for(adapter: RestoreAdapter) -> st.SearchStrategy[Settings]:
+    pins = st.one_of(st.none(), st.integers(1, 2)) if adapter.pins else st.none()
+    return st.builds(
+        Settings,
+        manager=st.sampled_from(adapter.managers),
+        keep=st.integers(1, 6),
+        share=st.sampled_from((0.1, 0.3, 0.5, 0.8)),
+        pin=pins,
+        store=st.sampled_from(adapter.stores),
+    )
+
+
+def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[RuleBasedStateMachine]:
+    """The restore lockstep of ``adapter``'s agent (``left_out``: its target's registered
+    findings' regions)."""
+    table = f"{RESTORES} ({adapter.name})"
+    shapes.declare(
+        table, ("the manager", tuple(adapter.managers)), ("the conversation had", HISTORY)
+    )
+
+    class RestoreLockstep(RuleBasedStateMachine):
+        @initialize(settings=settings_for(adapter))
+        def setup(self, settings: Settings) -> None:
+            note(f"{adapter.name}: {adapter.spell(settings)}")
+            self.settings = settings
+            self.folder = Path(tempfile.mkdtemp(prefix="ctxaudit-restore-"))
+            self.conversation = adapter.conversation(settings, self.folder)
+            self.ids = itertools.count()
+            self.added: list[str] = []  # every message's id the agent added, in order
+            self.summaries: dict[str, tuple[str, ...]] = {}
+            self.pinned: list[str] = []
+            self.reduced = False
+            self.restored = False
+
+        def teardown(self) -> None:
+            conversation = getattr(self, "conversation", None)
+            if conversation is not None:
+                conversation.close()
+
+        def next_id(self, prefix: str) -> str:
+            return f"{prefix}{next(self.ids)}"
+
+        @rule(
+            rounds=st.lists(st.integers(1, 3), max_size=2),
+            overflow=st.one_of(st.none(), st.integers(0, 2)),
+        )
+        def turn(self, rounds: list[int], overflow: int | None) -> None:
+            prompt = self.next_id("u")
+            replies = tuple(tuple(self.next_id("t") for _ in range(n)) for n in rounds)
+            answer = self.next_id("a")
+            at = None if overflow is None else min(overflow, len(replies))
+            turn = Turn(prompt, (*replies, ()), at, answer)
+            note(f"turn({turn!r})")
+            before = len(self.added)
+            observed = self.conversation.turn(turn)
+            if observed.raised:
+                note(f"  raised {observed.raised}")
+            self.summaries.update(observed.summaries)
+            held = self.conversation.held()
+            note(f"  held: {' '.join(key(m) for m in held)}")
+            # what the turn added: the prompt, each round's calls and their results, the
+            # answer; a turn that raised did so at the overflowed call, whose reduction
+            # failed: what came before it was added
+            done = replies if not observed.raised else replies[: at or 0]
+            went = [prompt] + [k for calls in done for k in (calls[0], f"r-{calls[0]}")]
+            if not observed.raised:
+                went.append(answer)
+            self.added += went
+            kept = {key(m) for m in held}
+            if not self.reduced and any(k not in kept for k in self.added):
+                self.reduced = True
+                if self.settings.pin:  # the messages surely pinned at the first reduction
+                    self.pinned = self.added[: min(self.settings.pin, before + 1)]
+                _event("reduced")
+            broken = check_held(
+                held,
+                self.added,
+                self.pinned,
+                self.summaries,
+                self.settings.manager == SUMMARIZING,
+            )
+            assert not broken, "S6: " + "\n".join(broken)
+
+        @rule()
+        def restore(self) -> None:
+            step = RestoreStep(self.settings, self.reduced)
+            finding = left_out(step)
+            if finding is not None:
+                _event(f"left out: {finding}")
+                return
+            had = (
+                "nothing reduced"
+                if not self.reduced
+                else "reduced after a restore"
+                if self.restored
+                else "reduced with pins"
+                if self.settings.pin
+                else "reduced"
+            )
+            held = self.conversation.held()
+            note("restore()")
+            self.conversation.restore()
+            self.restored = True
+            got = self.conversation.held()
+            broken = check_restored(held, got)
+            assert not broken, "S2: " + "\n".join(broken)
+            shapes.reached(table, self.settings.manager, had)
+            _event(f"restored: {had}")
+
+    return RestoreLockstep
+
+
+def run_lockstep(adapter: RestoreAdapter, left_out: LeftOut = never, settings: Any = None) -> None:
+    """Run the restore lockstep on ``adapter`` as one test (under the current profile, or
+    ``settings``)."""
+    run_state_machine_as_test(make_machine(adapter, left_out), settings=settings)

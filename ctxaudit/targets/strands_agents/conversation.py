@@ -1,0 +1,238 @@
+"""strands-agents as the restore concern's adapter (:mod:`ctxaudit.concerns.restore`): a
+real ``Agent`` with a ``SummarizingConversationManager`` or a
+``SlidingWindowConversationManager`` and a ``FileSessionManager`` over the run's folder,
+called as its user calls it (``agent(prompt)``), only the model faked.
+
+The faked model is a ``strands.models.Model`` (the documented extension point for a model
+provider) that streams what the turn scripts: tool calls (the agent runs the one tool,
+``lookup``, and adds the results as it does), then text; or first raises the
+``ContextWindowOverflowException`` a provider raises when the window is full, so that the
+agent reduces its conversation and calls again. Asked to summarize (the conversation ends
+with the summarization request), it writes ``[sN]`` followed by the ids of the messages it
+was sent. A restore is a new ``Agent`` with a new session manager over the same folder.
+
+Runs inside a strands-agents environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("AWS_REGION", "us-east-1")  # the default model is never built or called
+
+from strands import Agent, tool  # noqa: E402
+from strands.agent.conversation_manager import (  # noqa: E402
+    SlidingWindowConversationManager,
+    SummarizingConversationManager,
+)
+from strands.models.model import Model  # noqa: E402
+from strands.session.file_session_manager import FileSessionManager  # noqa: E402
+from strands.types.exceptions import ContextWindowOverflowException  # noqa: E402
+
+from ctxaudit.concerns.restore import (  # noqa: E402
+    MANAGERS,
+    OVERFLOW,
+    SUMMARIZING,
+    Block,
+    Held,
+    Observed,
+    Settings,
+    Turn,
+)
+
+#: the message strands' summarizer ends the conversation it sends with
+ASK = "Please summarize this conversation."
+ID = re.compile(r"^\[([a-z]\d+)\]")
+
+
+@tool  # type: ignore[untyped-decorator]
+def lookup(key: str) -> str:
+    """Look a key up (the faked model's one tool): its result names the call it answers."""
+    return f"[r-{key}]"
+
+
+def ids_of(message: dict[str, Any]) -> list[str]:
+    """The ids a message carries: its text's, its calls', its results'."""
+    out = []
+    for block in message.get("content", []):
+        if "text" in block and (m := ID.match(block["text"])):
+            out.append(m.group(1))
+        elif "toolUse" in block:
+            out.append(block["toolUse"]["toolUseId"])
+        elif "toolResult" in block:
+            out.append("r-" + block["toolResult"]["toolUseId"])
+    return out
+
+
+class ScriptedModel(Model):
+    """A model provider that answers as the lockstep scripts."""
+
+    def __init__(self) -> None:
+        self.replies: list[Any] = []  # what each next call answers: calls, text, OVERFLOW
+        self.summaries: list[tuple[str, tuple[str, ...]]] = []
+
+    def update_config(self, **model_config: Any) -> None:
+        pass
+
+    def get_config(self) -> Any:
+        return {}
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        raise NotImplementedError("the faked model writes no structured output")
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        last = messages[-1]["content"] if messages else []
+        if last and last[0].get("text") == ASK:
+            sent = tuple(i for m in messages[:-1] for i in ids_of(m))
+            name = f"s{len(self.summaries) + 1}"
+            self.summaries.append((name, sent))
+            for event in _text(f"[{name}] " + " ".join(sent)):
+                yield event
+            return
+        reply = self.replies.pop(0)
+        if reply == OVERFLOW:
+            raise ContextWindowOverflowException(OVERFLOW)
+        if isinstance(reply, str):
+            for event in _text(reply):
+                yield event
+            return
+        yield {"messageStart": {"role": "assistant"}}
+        for call in reply:
+            yield {
+                "contentBlockStart": {"start": {"toolUse": {"toolUseId": call, "name": "lookup"}}}
+            }
+            yield {
+                "contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps({"key": call})}}}
+            }
+            yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "tool_use"}}
+
+
+def _text(text: str) -> list[dict[str, Any]]:
+    return [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"start": {}}},
+        {"contentBlockDelta": {"delta": {"text": text}}},
+        {"contentBlockStop": {}},
+        {"messageStop": {"stopReason": "end_turn"}},
+    ]
+
+
+def held_of(message: dict[str, Any]) -> Held:
+    blocks = []
+    for block in message.get("content", []):
+        if "text" in block:
+            m = ID.match(block["text"])
+            blocks.append(Block("text", m.group(1) if m else block["text"][:40]))
+        elif "toolUse" in block:
+            blocks.append(Block("call", block["toolUse"]["toolUseId"]))
+        elif "toolResult" in block:
+            blocks.append(Block("result", block["toolResult"]["toolUseId"]))
+    return Held(message["role"], tuple(blocks))
+
+
+def manager(settings: Settings) -> Any:
+    pin = {"pin_first": settings.pin} if settings.pin is not None else {}
+    if settings.manager == SUMMARIZING:
+        return SummarizingConversationManager(
+            summary_ratio=settings.share, preserve_recent_messages=settings.keep, **pin
+        )
+    return SlidingWindowConversationManager(window_size=settings.keep, **pin)
+
+
+def session_manager(store: str, folder: Path) -> Any:
+    """A new session manager of ``store`` over ``folder``: the message log
+    (``FileSessionManager``) or, from 1.55 on, one snapshot of the agent
+    (``SnapshotSessionManager`` over ``LocalFileStorage``, the documented path for new
+    agents)."""
+    if store == "snapshot":
+        from strands.session import SnapshotSessionManager
+        from strands.storage import LocalFileStorage
+
+        return SnapshotSessionManager(session_id="s", storage=LocalFileStorage(str(folder)))
+    return FileSessionManager(session_id="s", storage_dir=str(folder))
+
+
+class Conversation:
+    """One agent, its manager and its file session, restorable."""
+
+    def __init__(self, settings: Settings, folder: Path) -> None:
+        self.settings, self.folder = settings, folder
+        self.model = ScriptedModel()
+        self.agent = self.new_agent()
+
+    def new_agent(self) -> Any:
+        return Agent(
+            model=self.model,
+            tools=[lookup],
+            agent_id="agent",
+            conversation_manager=manager(self.settings),
+            session_manager=session_manager(self.settings.store, self.folder),
+            callback_handler=None,
+        )
+
+    def turn(self, turn: Turn) -> Observed:
+        replies: list[Any] = [*turn.replies[:-1], f"[{turn.answer}] done"]
+        if turn.overflow_at is not None:
+            replies.insert(turn.overflow_at, OVERFLOW)
+        self.model.replies = replies
+        before = len(self.model.summaries)
+        raised = None
+        try:
+            self.agent(f"[{turn.prompt}] ask")
+        except Exception as e:  # observed, never raised (S7 is the lockstep's to judge)
+            raised = f"{type(e).__name__}: {e}"
+        return Observed(raised, tuple(self.model.summaries[before:]))
+
+    def held(self) -> list[Held]:
+        return [held_of(m) for m in self.agent.messages]
+
+    def restore(self) -> None:
+        self.agent = self.new_agent()
+
+    def close(self) -> None:
+        pass
+
+
+class Restore:
+    """The concern's adapter: strands' Agent with a file session."""
+
+    managers = MANAGERS
+    pins: bool
+
+    def __init__(self, version: str = "") -> None:
+        import inspect
+
+        self.name = f"strands-agents {version} Agent".replace("  ", " ")
+        # pin_first came with 1.43.0, the snapshot session manager with 1.55.0
+        self.pins = "pin_first" in inspect.signature(SummarizingConversationManager).parameters
+        try:
+            from strands.session import SnapshotSessionManager  # noqa: F401
+
+            self.stores: tuple[str, ...] = ("file", "snapshot")
+        except ImportError:
+            self.stores = ("file",)
+
+    def conversation(self, settings: Settings, folder: Path) -> Conversation:
+        return Conversation(settings, folder)
+
+    def spell(self, settings: Settings) -> str:
+        pin = f", pin_first={settings.pin}" if settings.pin is not None else ""
+        store = (
+            "SnapshotSessionManager(storage=LocalFileStorage(...))"
+            if settings.store == "snapshot"
+            else "FileSessionManager(storage_dir=...)"
+        )
+        if settings.manager == SUMMARIZING:
+            return (
+                f"SummarizingConversationManager(summary_ratio={settings.share}, "
+                f"preserve_recent_messages={settings.keep}{pin}) with {store}"
+            )
+        return f"SlidingWindowConversationManager(window_size={settings.keep}{pin}) with {store}"

@@ -1,0 +1,90 @@
+"""strands-agents findings: where a release breaks a property. The one reviewed place.
+
+Each is a :class:`~ctxaudit.targets.base.ReleaseFinding` over a restore of the lockstep
+(:class:`~ctxaudit.concerns.restore.RestoreStep`): the property, the releases, the doc line
+it breaks, the narrowest region where it shows and the regression test that asserts it
+still reproduces.
+
+``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
+or a comma-separated list of ids (``none``: none).
+"""
+
+from __future__ import annotations
+
+from ctxaudit.concerns.restore import SUMMARIZING, WINDOW, RestoreStep
+from ctxaudit.targets.base import ReleaseFinding, first_in_region, registered_for
+
+NAME = "strands-agents"
+FINDINGS_TESTS = "tests/strands_agents/inenv/test_findings.py"
+
+Finding = ReleaseFinding[RestoreStep]
+
+#: the audited releases that pin (pin_first came with 1.43.0)
+PINNING = frozenset({"1.43.0", "1.62.0"})
+#: what the session docs promise of a restore
+SESSIONS_DOC = (
+    "Session Management (strandsagents.com, user guide): 'Strands provides built-in session "
+    "persistence capabilities that automatically capture and restore this information, "
+    "allowing agents to seamlessly continue conversations where they left off' (the "
+    "information: 'Conversation history (messages)' ... 'Other stateful information (like "
+    "Conversation Manager)')"
+)
+
+
+def _pinned_log(s: RestoreStep) -> bool:
+    """A restore from the message log (FileSessionManager) after a reduction under
+    pin_first (SnapshotSessionManager keeps the whole conversation and restores it)."""
+    return s.settings.store == "file" and bool(s.settings.pin) and s.reduced
+
+
+def _test(name: str) -> str:
+    return f"{FINDINGS_TESTS}::{name}"
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding(
+        "SA-SUMMARY-PIN-RESTORE",
+        PINNING,
+        "S2",
+        "with SummarizingConversationManager(pin_first=N), an agent restored from its "
+        "session after a fold holds another conversation than the agent had: the pinned "
+        "messages stay first in the store, but the restore skips as many stored messages as "
+        "were folded from the front (list_messages(offset=removed_message_count)) and "
+        "prepends only the summary, so the pinned messages are lost and as many folded ones "
+        "come back beside the summary that replaced them (upstream issue #4027, open)",
+        SESSIONS_DOC
+        + "; pin_first: 'Pinned messages are protected from summarization and compacted to "
+        "the front' (SummarizingConversationManager's docstring)",
+        "a restore from FileSessionManager after a fold under pin_first",
+        lambda s: s.settings.manager == SUMMARIZING and _pinned_log(s),
+        _test("test_sa_summary_pin_restore"),
+    ),
+    Finding(
+        "SA-WINDOW-PIN-RESTORE",
+        PINNING,
+        "S2",
+        "with SlidingWindowConversationManager(pin_first=N), an agent restored from its "
+        "session after a trim holds another conversation than the agent had: the trim keeps "
+        "the pinned messages and drops those after them, but the restore skips as many "
+        "stored messages from the front as were dropped, so the pinned messages are lost and "
+        "as many trimmed ones come back (upstream issue #4087, closed; reproduces on 1.62.0)",
+        SESSIONS_DOC
+        + "; pin_first: 'Pinned messages are protected from eviction during context reduction' "
+        "(SlidingWindowConversationManager's docstring)",
+        "a restore from FileSessionManager after a trim under pin_first",
+        lambda s: s.settings.manager == WINDOW and _pinned_log(s),
+        _test("test_sa_window_pin_restore"),
+    ),
+)
+
+BY_ID = {f.id: f for f in FINDINGS}
+
+
+def registered(version: str) -> list[Finding]:
+    """The findings registered for a release (``CTXAUDIT_FINDINGS`` overrides)."""
+    return registered_for(FINDINGS, version)
+
+
+def left_out(version: str, step: RestoreStep) -> str | None:
+    """The registered finding whose region ``step`` is in, if any."""
+    return first_in_region(registered(version), step)

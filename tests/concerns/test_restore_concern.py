@@ -1,0 +1,213 @@
+"""The restore concern's lockstep (``ctxaudit/locksteps/restore.py``) on a plain agent
+written here from the invariants alone (a conversation folded into a summary or trimmed to
+a window, pinning its first messages or not; each message stored in a JSON log as it is
+added, the manager's state beside it; a restore reads both back): it holds on the agent as
+written; it fails on each planted break with the invariant that sees it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+from ctxaudit.concerns.restore import (
+    MANAGERS,
+    OVERFLOW,
+    SUMMARIZING,
+    Block,
+    Held,
+    Observed,
+    Settings,
+    Turn,
+)
+from ctxaudit.locksteps.restore import run_lockstep
+
+QUICK = settings(
+    max_examples=60, stateful_step_count=12, derandomize=True, database=None, deadline=None,
+    suppress_health_check=list(HealthCheck),
+)  # fmt: skip
+FIRST_FAILURE = settings(QUICK, phases=[Phase.generate])
+
+
+def ids(message: Held) -> list[str]:
+    return [f"r-{b.id}" if b.kind == "result" else b.id for b in message.blocks]
+
+
+def to_json(message: Held) -> list[list[str]]:
+    return [[b.kind, b.id] for b in message.blocks]
+
+
+def from_json(role: str, blocks: list[list[str]]) -> Held:
+    return Held(role, tuple(Block(k, i) for k, i in blocks))  # type: ignore[arg-type]
+
+
+@dataclass
+class PlainAgent:
+    """A conversation under one manager, logged to ``folder/log.json`` as it grows."""
+
+    settings: Settings
+    folder: Path
+    breaks: frozenset[str]
+    messages: list[Held] = field(default_factory=list)
+    pinned: int = 0  # how many of the first messages are pinned (0 before a reduction)
+    summary: Held | None = None
+    lead: int = 0  # the held messages not read from the log's tail (pins, a summary)
+    removed: int = 0  # the log's index of held[lead]
+    summaries: int = 0
+
+    def add(self, message: Held) -> None:
+        self.messages.append(message)
+        log = self.folder / "log.json"
+        stored = json.loads(log.read_text()) if log.exists() else []
+        stored.append([message.role, to_json(message)])
+        log.write_text(json.dumps(stored))
+
+    def save(self) -> None:
+        state = {
+            "lead": [[m.role, to_json(m)] for m in self.messages[: self.lead]],
+            "pinned": self.pinned,
+            "removed": self.removed,
+            "summaries": self.summaries,
+        }
+        (self.folder / "state.json").write_text(json.dumps(state))
+
+    def load(self) -> None:
+        state_file, log = self.folder / "state.json", self.folder / "log.json"
+        if not log.exists():
+            return
+        stored = [from_json(r, b) for r, b in json.loads(log.read_text())]
+        state = json.loads(state_file.read_text()) if state_file.exists() else None
+        if state is None:
+            self.messages = stored
+            return
+        lead = [from_json(r, b) for r, b in state["lead"]]
+        self.pinned, self.removed = state["pinned"], state["removed"]
+        self.lead, self.summaries = len(lead), state["summaries"]
+        self.summary = lead[-1] if len(lead) > self.pinned else None
+        skip = self.removed - (self.pinned if "restore skips pinned" in self.breaks else 0)
+        self.messages = lead + stored[skip:]
+
+    def forward(self, cut: int) -> int:
+        """The cut moved forward past tool results (a result stays with its call)."""
+        while "cut splits a pair" not in self.breaks and cut < len(self.messages):
+            if not any(b.kind == "result" for b in self.messages[cut].blocks):
+                break
+            cut += 1
+        return cut
+
+    def reduce(self, observed: list[tuple[str, tuple[str, ...]]]) -> bool:
+        n = len(self.messages)
+        pin = self.settings.pin or 0
+        if pin and not self.pinned and "fold drops pinned" not in self.breaks:
+            self.pinned = min(pin, n)
+        if self.settings.manager == SUMMARIZING:
+            count = min(max(1, int(n * self.settings.share)), n - self.settings.keep)
+            cut = self.forward(max(count, self.pinned))
+            folded = self.messages[self.pinned : cut]
+            if cut >= n or not folded:
+                return False
+            self.summaries += 1
+            name = f"s{self.summaries}"
+            sent = tuple(i for m in folded for i in ids(m))
+            if "fold loses a message" in self.breaks:
+                sent = sent[1:]
+            observed.append((name, sent))
+            self.removed += cut - self.lead
+            self.summary = Held("user", (Block("text", name),))
+            self.messages = self.messages[: self.pinned] + [self.summary] + self.messages[cut:]
+            self.lead = self.pinned + 1
+            return True
+        cut = self.forward(max(n - self.settings.keep, self.pinned))
+        if cut <= self.pinned or cut >= n:
+            return False
+        self.removed += cut - self.lead
+        self.messages = self.messages[: self.pinned] + self.messages[cut:]
+        self.lead = self.pinned
+        return True
+
+
+class Conversation:
+    def __init__(self, settings: Settings, folder: Path, breaks: frozenset[str]) -> None:
+        self.settings, self.folder, self.breaks = settings, folder, breaks
+        self.agent = PlainAgent(settings, folder, breaks)
+
+    def turn(self, turn: Turn) -> Observed:
+        a, observed = self.agent, []
+        a.add(Held("user", (Block("text", turn.prompt),)))
+        replies: list[object] = list(turn.replies)
+        if turn.overflow_at is not None:
+            replies.insert(turn.overflow_at, OVERFLOW)
+        raised = None
+        for reply in replies:
+            if reply == OVERFLOW:
+                if not a.reduce(observed):
+                    raised = "ContextWindowOverflowException: cannot reduce"
+                    break
+                continue
+            if reply == ():
+                a.add(Held("assistant", (Block("text", turn.answer),)))
+                break
+            calls = tuple(reply)  # type: ignore[arg-type]
+            a.add(Held("assistant", tuple(Block("call", c) for c in calls)))
+            a.add(Held("user", tuple(Block("result", c) for c in calls)))
+        if self.settings.manager != SUMMARIZING and len(a.messages) > self.settings.keep:
+            a.reduce(observed)  # a window is applied after every call
+        a.save()
+        return Observed(raised, tuple(observed))
+
+    def held(self) -> list[Held]:
+        return list(self.agent.messages)
+
+    def restore(self) -> None:
+        self.agent = PlainAgent(self.settings, self.folder, self.breaks)
+        self.agent.load()
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class Adapter:
+    breaks: frozenset[str] = frozenset()
+    name: str = "the test's plain agent"
+    managers: tuple[str, ...] = MANAGERS
+    pins: bool = True
+    stores: tuple[str, ...] = ("log",)
+
+    def conversation(self, settings: Settings, folder: Path) -> Conversation:
+        return Conversation(settings, folder, self.breaks)
+
+    def spell(self, settings: Settings) -> str:
+        return repr(settings)
+
+
+def test_the_agent_as_written_holds() -> None:
+    run_lockstep(Adapter(), settings=QUICK)
+
+
+@pytest.mark.parametrize(
+    ("brk", "managers", "opens"),
+    [
+        ("restore skips pinned", MANAGERS, "S2: R1:"),
+        ("fold drops pinned", MANAGERS, "S6: R2:"),
+        ("fold loses a message", (SUMMARIZING,), "S6: R3:"),
+        ("cut splits a pair", MANAGERS, "S6: R4:"),
+    ],
+)
+def test_each_planted_break_fails_with_what_sees_it(
+    brk: str, managers: tuple[str, ...], opens: str
+) -> None:
+    """The invariants, which know no algorithm, see a restore that skips the pinned
+    messages (strands' #4027 class), a fold that takes a pinned message, a summary that was
+    not sent a folded message, and a cut that leaves a result without its call."""
+    with pytest.raises(AssertionError) as failed:
+        adapter = Adapter(
+            frozenset({brk}), name=f"the test's plain agent ({brk})", managers=managers
+        )
+        run_lockstep(adapter, settings=FIRST_FAILURE)
+    prop, _, invariant = opens.partition(" ")
+    message = str(failed.value)
+    assert message.startswith(prop) and invariant in message, message
