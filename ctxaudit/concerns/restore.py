@@ -14,7 +14,8 @@ The lockstep runs whole turns through the harness's public entry point with the 
 faked (:class:`Turn`): a user prompt, then model calls that ask for tools (run by the
 harness, their results added as it adds them) or answer with text; a model call may first
 report that the context window overflowed, so the harness reduces the conversation and
-tries again. Between turns it restores the agent from its session and goes on with the
+tries again; a proactive manager may reduce before a call that would fill the window;
+the summarizer may fail. Between turns it restores the agent from its session and goes on with the
 restored one. The adapter shows what the agent holds (:class:`Held`), through the
 harness's public API.
 
@@ -38,6 +39,8 @@ WINDOW = "window"  # drops the oldest messages beyond a window
 MANAGERS = (SUMMARIZING, WINDOW)
 #: what the faked model's overflow error says
 OVERFLOW = "ctxaudit: the context window is full"
+#: what the faked summarizer's error says when a turn asks it to fail
+SUMMARY_DOWN = "ctxaudit: the summarizer is down"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class Settings:
     share: float  # summarizing: the share of the oldest messages folded
     pin: int | None  # the first messages pinned out of every fold or trim (None: off)
     store: str = ""  # which of the adapter's session stores keeps it (its ``stores``)
+    #: the manager also reduces before a model call that would fill its window (the
+    #: harness's proactive compression, best effort), not only on an overflow
+    proactive: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,12 @@ class Turn:
     #: the model call (by index) that first reports an overflowed window, if any
     overflow_at: int | None = None
     answer: str = ""  # the id of the text answer that ends the turn
+    #: the model call (by index) before which the conversation would fill the window
+    #: (a proactive manager reduces there)
+    full_at: int | None = None
+    #: every summary asked for in the turn fails (the summarizer's error carries
+    #: :data:`SUMMARY_DOWN`)
+    summary_fails: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,8 @@ class RestoreStep:
 
     settings: Settings
     reduced: bool  # the conversation was reduced (folded or trimmed) since it began
+    #: a summary the manager asked for failed since the conversation began
+    summary_failed: bool = False
 
 
 class Conversation(Protocol):
@@ -127,6 +141,8 @@ class RestoreAdapter(Protocol):
     pins: bool
     #: its session stores, by the names reports show ("file", "snapshot")
     stores: tuple[str, ...]
+    #: its managers can also reduce proactively (:attr:`Settings.proactive`)
+    proactive: bool
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         """A new agent under ``settings`` whose session lives in ``folder``."""

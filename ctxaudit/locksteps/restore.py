@@ -4,10 +4,13 @@ agent with a conversation manager and a session manager, through its adapter
 :mod:`ctxaudit.invariants.restore` after every turn and every restore.
 
 One machine configures a manager (which one, how much it keeps, what share it folds, how
-many first messages it pins) and runs turns: a prompt, zero to two rounds of one to three
-parallel tool calls, a text answer; any model call of a turn may first report an
-overflowed window, so the harness reduces the conversation mid-turn (with a tool call's
-results just added, or with the prompt alone). Between turns the agent is restored from its
+many first messages it pins, whether it also reduces proactively, which session store) and
+runs turns: a prompt, zero to two rounds of one to three parallel tool calls, a text
+answer; any model call of a turn may first report an overflowed window, so the harness
+reduces the conversation mid-turn (with a tool call's results just added, or with the
+prompt alone); a proactive manager may find the window full before any call; in a quarter
+of the turns every summary asked for fails (reactively the turn fails, proactively it goes
+on). Between turns the agent is restored from its
 session (a new agent over the same storage) and the conversation goes on with the restored
 one: restores before any reduction, right after one, after several, and reductions after a
 restore.
@@ -57,6 +60,7 @@ def settings_for(adapter: RestoreAdapter) -> st.SearchStrategy[Settings]:
         share=st.sampled_from((0.1, 0.3, 0.5, 0.8)),
         pin=pins,
         store=st.sampled_from(adapter.stores),
+        proactive=st.booleans() if adapter.proactive else st.just(False),
     )
 
 
@@ -79,8 +83,12 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             self.added: list[str] = []  # every message's id the agent added, in order
             self.summaries: dict[str, tuple[str, ...]] = {}
             self.pinned: list[str] = []
+            #: how many messages the conversation surely had when the manager first may
+            #: have tried to reduce it (and so pinned its first ones): None before
+            self.pin_bound: int | None = None
             self.reduced = False
             self.restored = False
+            self.summary_failed = False
 
         def teardown(self) -> None:
             conversation = getattr(self, "conversation", None)
@@ -93,16 +101,25 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
         @rule(
             rounds=st.lists(st.integers(1, 3), max_size=2),
             overflow=st.one_of(st.none(), st.integers(0, 2)),
+            full=st.one_of(st.none(), st.integers(0, 3)),
+            summary_fails=st.integers(0, 3).map(lambda n: n == 0),
         )
-        def turn(self, rounds: list[int], overflow: int | None) -> None:
+        def turn(
+            self, rounds: list[int], overflow: int | None, full: int | None, summary_fails: bool
+        ) -> None:
             prompt = self.next_id("u")
             replies = tuple(tuple(self.next_id("t") for _ in range(n)) for n in rounds)
             answer = self.next_id("a")
             at = None if overflow is None else min(overflow, len(replies))
-            turn = Turn(prompt, (*replies, ()), at, answer)
+            # the model calls the turn makes: a reply each, and the overflowed one
+            calls = len(replies) + 1 + (at is not None)
+            full_at = None if full is None or not self.settings.proactive else min(full, calls - 1)
+            turn = Turn(prompt, (*replies, ()), at, answer, full_at, summary_fails)
             note(f"turn({turn!r})")
             before = len(self.added)
             observed = self.conversation.turn(turn)
+            if summary_fails and (at is not None or full_at is not None):
+                self.summary_failed |= self.settings.manager == SUMMARIZING
             if observed.raised:
                 note(f"  raised {observed.raised}")
             self.summaries.update(observed.summaries)
@@ -116,11 +133,16 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             if not observed.raised:
                 went.append(answer)
             self.added += went
+            if self.pin_bound is None:
+                if at is not None or full_at is not None:  # at a model call of this turn
+                    self.pin_bound = before + 1
+                elif self.settings.manager != SUMMARIZING:  # a window, after every call
+                    self.pin_bound = len(self.added)
             kept = {key(m) for m in held}
             if not self.reduced and any(k not in kept for k in self.added):
                 self.reduced = True
-                if self.settings.pin:  # the messages surely pinned at the first reduction
-                    self.pinned = self.added[: min(self.settings.pin, before + 1)]
+                if self.settings.pin and self.pin_bound:  # surely pinned at the first try
+                    self.pinned = self.added[: min(self.settings.pin, self.pin_bound)]
                 _event("reduced")
             broken = check_held(
                 held,
@@ -133,7 +155,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
 
         @rule()
         def restore(self) -> None:
-            step = RestoreStep(self.settings, self.reduced)
+            step = RestoreStep(self.settings, self.reduced, self.summary_failed)
             finding = left_out(step)
             if finding is not None:
                 _event(f"left out: {finding}")

@@ -98,7 +98,9 @@ class PlainAgent:
             cut += 1
         return cut
 
-    def reduce(self, observed: list[tuple[str, tuple[str, ...]]]) -> bool:
+    def reduce(self, observed: list[tuple[str, tuple[str, ...]]], fails: bool = False) -> bool:
+        """Fold or trim; False when nothing can be (or the summary failed: then nothing
+        changed but the pins)."""
         n = len(self.messages)
         pin = self.settings.pin or 0
         if pin and not self.pinned and "fold drops pinned" not in self.breaks:
@@ -108,6 +110,10 @@ class PlainAgent:
             cut = self.forward(max(count, self.pinned))
             folded = self.messages[self.pinned : cut]
             if cut >= n or not folded:
+                return False
+            if fails:
+                if "failed summary counts" in self.breaks:
+                    self.removed += cut - self.lead
                 return False
             self.summaries += 1
             name = f"s{self.summaries}"
@@ -141,9 +147,11 @@ class Conversation:
         if turn.overflow_at is not None:
             replies.insert(turn.overflow_at, OVERFLOW)
         raised = None
-        for reply in replies:
+        for call, reply in enumerate(replies):
+            if self.settings.proactive and call == turn.full_at:
+                a.reduce(observed, turn.summary_fails)  # best effort: a failure is let go
             if reply == OVERFLOW:
-                if not a.reduce(observed):
+                if not a.reduce(observed, turn.summary_fails):
                     raised = "ContextWindowOverflowException: cannot reduce"
                     break
                 continue
@@ -176,6 +184,7 @@ class Adapter:
     managers: tuple[str, ...] = MANAGERS
     pins: bool = True
     stores: tuple[str, ...] = ("log",)
+    proactive: bool = True
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         return Conversation(settings, folder, self.breaks)
@@ -195,6 +204,7 @@ def test_the_agent_as_written_holds() -> None:
         ("fold drops pinned", MANAGERS, "S6: R2:"),
         ("fold loses a message", (SUMMARIZING,), "S6: R3:"),
         ("cut splits a pair", MANAGERS, "S6: R4:"),
+        ("failed summary counts", (SUMMARIZING,), "S2: R1:"),
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(
@@ -202,7 +212,8 @@ def test_each_planted_break_fails_with_what_sees_it(
 ) -> None:
     """The invariants, which know no algorithm, see a restore that skips the pinned
     messages (strands' #4027 class), a fold that takes a pinned message, a summary that was
-    not sent a folded message, and a cut that leaves a result without its call."""
+    not sent a folded message, a cut that leaves a result without its call, and a failed
+    summary that still counts what it meant to fold as removed (strands' too)."""
     with pytest.raises(AssertionError) as failed:
         adapter = Adapter(
             frozenset({brk}), name=f"the test's plain agent ({brk})", managers=managers

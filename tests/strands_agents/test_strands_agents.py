@@ -41,6 +41,14 @@ def test_lockstep_and_findings(request: pytest.FixtureRequest) -> None:
     assert not failed, "\n\n".join(failed)
 
 
+#: what the counterexample shows of each finding's shape
+SEEN_WITH = {
+    "SA-SUMMARY-PIN-RESTORE": "SummarizingConversationManager(",
+    "SA-WINDOW-PIN-RESTORE": "SlidingWindowConversationManager(",
+    "SA-FAILED-SUMMARY-SKIPS-RESTORE": "summary_fails=True",
+}
+
+
 @pytest.mark.parametrize("finding", [f.id for f in findings.FINDINGS])
 def test_the_lockstep_reaches_each_finding(finding: str) -> None:
     """The lockstep fails on each finding, on the newest release it is registered for,

@@ -38,6 +38,7 @@ from ctxaudit.concerns.restore import (  # noqa: E402
     MANAGERS,
     OVERFLOW,
     SUMMARIZING,
+    SUMMARY_DOWN,
     Block,
     Held,
     Observed,
@@ -72,15 +73,27 @@ def ids_of(message: dict[str, Any]) -> list[str]:
 class ScriptedModel(Model):
     """A model provider that answers as the lockstep scripts."""
 
+    #: the window it declares; a call the turn marks full is counted over it
+    WINDOW = 1000
+
     def __init__(self) -> None:
         self.replies: list[Any] = []  # what each next call answers: calls, text, OVERFLOW
         self.summaries: list[tuple[str, tuple[str, ...]]] = []
+        self.calls = 0  # the turn's model calls so far (summaries aside)
+        self.full_at: int | None = None  # the call before which the window is full
+        self.summary_fails = False
 
     def update_config(self, **model_config: Any) -> None:
         pass
 
     def get_config(self) -> Any:
-        return {}
+        return {"context_window_limit": self.WINDOW}
+
+    async def count_tokens(self, messages: Any, *args: Any, **kwargs: Any) -> int:
+        """What the agent projects the next call's input to be, before it (its proactive
+        compression compares it with the window): over the window before the call the
+        turn marks full, nothing before any other."""
+        return 10 * self.WINDOW if self.calls == self.full_at else 0
 
     def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
         raise NotImplementedError("the faked model writes no structured output")
@@ -90,12 +103,15 @@ class ScriptedModel(Model):
     ) -> AsyncIterator[dict[str, Any]]:
         last = messages[-1]["content"] if messages else []
         if last and last[0].get("text") == ASK:
+            if self.summary_fails:
+                raise RuntimeError(SUMMARY_DOWN)
             sent = tuple(i for m in messages[:-1] for i in ids_of(m))
             name = f"s{len(self.summaries) + 1}"
             self.summaries.append((name, sent))
             for event in _text(f"[{name}] " + " ".join(sent)):
                 yield event
             return
+        self.calls += 1
         reply = self.replies.pop(0)
         if reply == OVERFLOW:
             raise ContextWindowOverflowException(OVERFLOW)
@@ -139,12 +155,19 @@ def held_of(message: dict[str, Any]) -> Held:
 
 
 def manager(settings: Settings) -> Any:
-    pin = {"pin_first": settings.pin} if settings.pin is not None else {}
+    options: dict[str, Any] = {"pin_first": settings.pin} if settings.pin is not None else {}
+    if settings.proactive:
+        options["proactive_compression"] = {"compression_threshold": PROACTIVE_AT}
     if settings.manager == SUMMARIZING:
         return SummarizingConversationManager(
-            summary_ratio=settings.share, preserve_recent_messages=settings.keep, **pin
+            summary_ratio=settings.share, preserve_recent_messages=settings.keep, **options
         )
-    return SlidingWindowConversationManager(window_size=settings.keep, **pin)
+    return SlidingWindowConversationManager(window_size=settings.keep, **options)
+
+
+#: the share of the window at which a proactive manager reduces (any share works: a call
+#: the turn marks full is projected at ten windows, any other at none)
+PROACTIVE_AT = 0.7
 
 
 def session_manager(store: str, folder: Path) -> Any:
@@ -183,6 +206,8 @@ class Conversation:
         if turn.overflow_at is not None:
             replies.insert(turn.overflow_at, OVERFLOW)
         self.model.replies = replies
+        self.model.calls, self.model.full_at = 0, turn.full_at
+        self.model.summary_fails = turn.summary_fails
         before = len(self.model.summaries)
         raised = None
         try:
@@ -211,8 +236,11 @@ class Restore:
         import inspect
 
         self.name = f"strands-agents {version} Agent".replace("  ", " ")
-        # pin_first came with 1.43.0, the snapshot session manager with 1.55.0
-        self.pins = "pin_first" in inspect.signature(SummarizingConversationManager).parameters
+        # pin_first came with 1.43.0, proactive compression earlier, the snapshot
+        # session manager with 1.55.0
+        options = inspect.signature(SummarizingConversationManager).parameters
+        self.pins = "pin_first" in options
+        self.proactive = "proactive_compression" in options
         try:
             from strands.session import SnapshotSessionManager  # noqa: F401
 
@@ -225,6 +253,8 @@ class Restore:
 
     def spell(self, settings: Settings) -> str:
         pin = f", pin_first={settings.pin}" if settings.pin is not None else ""
+        if settings.proactive:
+            pin += f", proactive_compression={{'compression_threshold': {PROACTIVE_AT}}}"
         store = (
             "SnapshotSessionManager(storage=LocalFileStorage(...))"
             if settings.store == "snapshot"

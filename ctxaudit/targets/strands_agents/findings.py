@@ -75,6 +75,23 @@ FINDINGS: tuple[Finding, ...] = (
         lambda s: s.settings.manager == WINDOW and _pinned_log(s),
         _test("test_sa_window_pin_restore"),
     ),
+    Finding(
+        "SA-FAILED-SUMMARY-SKIPS-RESTORE",
+        frozenset({"1.40.0", "1.43.0", "1.62.0"}),
+        "S2",
+        "when SummarizingConversationManager's summary fails, the agent keeps every message "
+        "(reactively the call raises, proactively it goes on), but the manager has already "
+        "counted the messages it meant to fold as removed (removed_message_count is raised "
+        "before the summary is written), so an agent restored from its FileSessionManager "
+        "session skips them: the oldest messages are lost from the restored conversation, "
+        "with no summary in their place",
+        SESSIONS_DOC + "; reduce_context: 'When e is None (proactive compression), "
+        "summarization failure is logged and returns silently — the model call proceeds "
+        "regardless' (the conversation unchanged)",
+        "a restore from FileSessionManager after a summary failed",
+        lambda s: s.settings.store == "file" and s.summary_failed,
+        _test("test_sa_failed_summary_skips_restore"),
+    ),
 )
 
 BY_ID = {f.id: f for f in FINDINGS}

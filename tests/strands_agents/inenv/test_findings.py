@@ -48,6 +48,13 @@ def test_sa_window_pin_restore() -> None:
     )
 
 
+@pytest.mark.properties("S2")
+def test_sa_failed_summary_skips_restore() -> None:
+    assert reproduces("SA-FAILED-SUMMARY-SKIPS-RESTORE"), (
+        "a restore after a failed summary gives back the conversation the agent had now: fixed?"
+    )
+
+
 def test_programs_are_plain_strands_agents() -> None:
     """A program is what an upstream report quotes: it imports nothing of ctxaudit."""
     for f in findings.FINDINGS:
