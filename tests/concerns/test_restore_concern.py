@@ -222,3 +222,26 @@ def test_each_planted_break_fails_with_what_sees_it(
     prop, _, invariant = opens.partition(" ")
     message = str(failed.value)
     assert message.startswith(prop) and invariant in message, message
+
+
+def test_the_shared_suite_drives_the_adapter_a_target_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A target that names a ``restore`` adapter gets the restore lockstep from the
+    shared suites, with no test of its own."""
+    from types import SimpleNamespace
+
+    from ctxaudit import targets
+    from ctxaudit.targets import concern_suites
+
+    want = (str(concern_suites.HERE / "test_restore.py"),)
+    assert concern_suites.suites_for({"restore": "x:y"}) == want
+    kind = SimpleNamespace(concerns={"restore": f"{__name__}:_factory"}, resolve=str)
+    monkeypatch.setattr(targets, "get", lambda name: kind)
+    config = SimpleNamespace(getoption=lambda name: "toy" if "target" in name else "1.0")
+    built = concern_suites.adapter(config, "restore")  # type: ignore[arg-type]
+    assert isinstance(built, Adapter) and built.name == "the plain agent of 1.0"
+
+
+def _factory(version: str) -> Adapter:
+    return Adapter(name=f"the plain agent of {version}")

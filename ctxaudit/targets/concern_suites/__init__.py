@@ -28,6 +28,7 @@ SUITES = {
     "budget-runs": HERE / "test_budget_runs.py",
     "fold": HERE / "test_fold.py",
     "sessions": HERE / "test_sessions.py",
+    "restore": HERE / "test_restore.py",
 }
 TARGET_OPTION, SPEC_OPTION = "--concern-target", "--concern-spec"
 
