@@ -8,12 +8,17 @@ many first messages it pins, whether it also reduces proactively, which session 
 runs turns: a prompt, zero to two rounds of one to three parallel tool calls, a text
 answer; any model call of a turn may first report an overflowed window, so the harness
 reduces the conversation mid-turn (with a tool call's results just added, or with the
-prompt alone); a proactive manager may find the window full before any call; in a quarter
+prompt alone); a proactive manager may find the window full before any call; in an eighth
 of the turns every summary asked for fails (reactively the turn fails, proactively it goes
 on). Between turns the agent is restored from its
 session (a new agent over the same storage) and the conversation goes on with the restored
 one: restores before any reduction, right after one, after several, and reductions after a
 restore.
+
+Seed-free programs (:data:`PROGRAMS`, :func:`run_program`) meet on every run the cells
+of the restore table a search can miss: each manager's reduction followed by a restore,
+pinned or not, after a failed summary, after a proactive reduction, then a reduction
+after the restore and a restore again, with each store the harness has.
 
 The model of a restore is the conversation held just before it (R1); what a manager keeps
 is judged by invariants that do not trust any algorithm (R2-R4). A restore in a registered
@@ -32,7 +37,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from ctxaudit import shapes
-from ctxaudit.concerns.restore import SUMMARIZING, RestoreAdapter, RestoreStep, Settings, Turn
+from ctxaudit.concerns.restore import (
+    SUMMARIZING,
+    WINDOW,
+    RestoreAdapter,
+    RestoreStep,
+    Settings,
+    Turn,
+)
 from ctxaudit.invariants.restore import check_held, check_restored, key
 from ctxaudit.locksteps.notes import event as _event
 from ctxaudit.locksteps.notes import note
@@ -56,7 +68,7 @@ def settings_for(adapter: RestoreAdapter) -> st.SearchStrategy[Settings]:
     return st.builds(
         Settings,
         manager=st.sampled_from(adapter.managers),
-        keep=st.integers(1, 6),
+        keep=st.integers(1, 4),
         share=st.sampled_from((0.1, 0.3, 0.5, 0.8)),
         pin=pins,
         store=st.sampled_from(adapter.stores),
@@ -102,7 +114,9 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             rounds=st.lists(st.integers(1, 3), max_size=2),
             overflow=st.one_of(st.none(), st.integers(0, 2)),
             full=st.one_of(st.none(), st.integers(0, 3)),
-            summary_fails=st.integers(0, 3).map(lambda n: n == 0),
+            # rare: a failed summary puts the rest of a message-log example in its
+            # finding's region on a release that has it
+            summary_fails=st.integers(0, 7).map(lambda n: n == 0),
         )
         def turn(
             self, rounds: list[int], overflow: int | None, full: int | None, summary_fails: bool
@@ -180,6 +194,81 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             _event(f"restored: {had}")
 
     return RestoreLockstep
+
+
+class NotApplicable(Exception):
+    """The harness does not have what the program needs: the reason."""
+
+
+#: a program's steps: ("turn", rounds, overflow, full, summary_fails) or ("restore",)
+Step = tuple[Any, ...]
+
+
+def _fold_twice(share: float = 0.5) -> list[Step]:
+    """Turns with tool rounds, a reduction on an overflow with a round's results just
+    added, a restore, a reduction after it, a restore again."""
+    return [
+        ("turn", [2], None, None, False),
+        ("turn", [1], None, None, False),
+        ("turn", [1], 1, None, False),
+        ("restore",),
+        ("turn", [1, 2], None, None, False),
+        ("turn", [], 0, None, False),
+        ("restore",),
+        ("turn", [1], None, None, False),
+    ]
+
+
+#: the seed-free programs: each cell of the restore table a search can miss, met on every
+#: run for each manager and store the harness has. name -> (manager, pin, proactive,
+#: whether a summary fails, steps)
+PROGRAMS: dict[str, tuple[str, int | None, bool, list[Step]]] = {
+    "summary-restored": (SUMMARIZING, None, False, _fold_twice()),
+    "summary-pinned-restored": (SUMMARIZING, 1, False, _fold_twice()),
+    "summary-failed-restored": (
+        SUMMARIZING,
+        None,
+        False,
+        [*_fold_twice()[:2], ("turn", [1], 1, None, True), ("restore",), *_fold_twice()[4:]],
+    ),
+    "summary-proactive-restored": (
+        SUMMARIZING,
+        None,
+        True,
+        [*_fold_twice()[:2], ("turn", [1], None, 1, False), ("restore",), *_fold_twice()[4:]],
+    ),
+    "window-restored": (WINDOW, None, False, _fold_twice()),
+    "window-pinned-restored": (WINDOW, 2, False, _fold_twice()),
+}
+
+
+def programs(adapter: RestoreAdapter) -> list[tuple[str, str]]:
+    """Each program with each of the adapter's stores: (program, store)."""
+    return [(name, store) for name in PROGRAMS for store in adapter.stores]
+
+
+def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOut = never) -> None:
+    """Run one program on ``adapter`` with ``store`` (:class:`NotApplicable` where the
+    harness lacks its manager, pins or proactive reduction)."""
+    manager, pin, proactive, steps = PROGRAMS[name]
+    if manager not in adapter.managers:
+        raise NotApplicable(f"{adapter.name} has no {manager} manager")
+    if pin is not None and not adapter.pins:
+        raise NotApplicable(f"{adapter.name} pins no message")
+    if proactive and not adapter.proactive:
+        raise NotApplicable(f"{adapter.name} reduces only on an overflow")
+    keep = 2 if manager == SUMMARIZING else 3
+    machine: Any = make_machine(adapter, left_out)()  # its rules, called as a search calls them
+    try:
+        machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive))
+        for step in steps:
+            if step[0] == "restore":
+                machine.restore()
+            else:
+                _, rounds, overflow, full, fails = step
+                machine.turn(rounds=rounds, overflow=overflow, full=full, summary_fails=fails)
+    finally:
+        machine.teardown()
 
 
 def run_lockstep(adapter: RestoreAdapter, left_out: LeftOut = never, settings: Any = None) -> None:

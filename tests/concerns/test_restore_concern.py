@@ -23,7 +23,7 @@ from ctxaudit.concerns.restore import (
     Settings,
     Turn,
 )
-from ctxaudit.locksteps.restore import run_lockstep
+from ctxaudit.locksteps.restore import PROGRAMS, run_lockstep, run_program
 
 QUICK = settings(
     max_examples=60, stateful_step_count=12, derandomize=True, database=None, deadline=None,
@@ -195,6 +195,19 @@ class Adapter:
 
 def test_the_agent_as_written_holds() -> None:
     run_lockstep(Adapter(), settings=QUICK)
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_each_program_holds_on_the_agent_as_written(program: str) -> None:
+    run_program(program, "log", Adapter())
+
+
+def test_the_programs_see_the_restore_that_skips_the_pinned() -> None:
+    """Without a search: the pinned programs meet #4027's class."""
+    broken = Adapter(frozenset({"restore skips pinned"}), name="skips pinned")
+    for program in ("summary-pinned-restored", "window-pinned-restored"):
+        with pytest.raises(AssertionError, match="R1"):
+            run_program(program, "log", broken)
 
 
 @pytest.mark.parametrize(

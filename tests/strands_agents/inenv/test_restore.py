@@ -5,6 +5,7 @@ from 1.55 on), restored by a new agent over the same folder between turns; drive
 restore concern's shared lockstep (``ctxaudit/locksteps/restore.py``) through the target's
 adapter (``ctxaudit/targets/strands_agents/conversation.py``). A restore that enters a
 registered finding's region is not made (``ctxaudit/targets/strands_agents/findings.py``).
+The concern's seed-free programs run beside the search, each with each store.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import pytest
 
 from ctxaudit.concerns.restore import RestoreStep
-from ctxaudit.locksteps.restore import make_machine
+from ctxaudit.locksteps.restore import NotApplicable, make_machine, programs, run_program
 from ctxaudit.targets.strands_agents import findings
 from ctxaudit.targets.strands_agents.conversation import Restore
 from tests.strands_agents.inenv.conftest import VERSION
@@ -30,3 +31,12 @@ def left_out(step: RestoreStep) -> str | None:
 
 
 TestRestore = make_machine(Restore(VERSION), left_out).TestCase
+
+
+@pytest.mark.parametrize(("program", "store"), programs(Restore(VERSION)))
+def test_program(program: str, store: str) -> None:
+    """Each of the concern's seed-free programs, with each store of the release."""
+    try:
+        run_program(program, store, Restore(VERSION), left_out)
+    except NotApplicable as e:
+        pytest.skip(str(e))

@@ -9,6 +9,7 @@ the summary, m3 m4 m5; the restored one holds the summary, m2 (folded) and m3 m4
 Exit 1 when the two differ.
 """
 
+import inspect
 import os
 import sys
 import tempfile
@@ -17,6 +18,10 @@ os.environ.setdefault("AWS_REGION", "us-east-1")  # the default model is built, 
 from strands import Agent
 from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.session.file_session_manager import FileSessionManager
+
+if "pin_first" not in inspect.signature(SummarizingConversationManager).parameters:
+    print("this release has no pin_first (it came with 1.43.0): not applicable")
+    sys.exit(0)
 
 
 class Summarizing(SummarizingConversationManager):

@@ -8,6 +8,7 @@ same session is restored. The agent held m0 m1 (pinned) m6 m7 m8; the restored o
 m4 m5 (trimmed) m6 m7 m8. Exit 1 when the two differ.
 """
 
+import inspect
 import os
 import sys
 import tempfile
@@ -16,6 +17,10 @@ os.environ.setdefault("AWS_REGION", "us-east-1")  # the default model is built, 
 from strands import Agent
 from strands.agent.conversation_manager import SlidingWindowConversationManager
 from strands.session.file_session_manager import FileSessionManager
+
+if "pin_first" not in inspect.signature(SlidingWindowConversationManager).parameters:
+    print("this release has no pin_first (it came with 1.43.0): not applicable")
+    sys.exit(0)
 
 folder = tempfile.mkdtemp()
 
