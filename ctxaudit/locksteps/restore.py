@@ -80,8 +80,13 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
     """The restore lockstep of ``adapter``'s agent (``left_out``: its target's registered
     findings' regions)."""
     table = f"{RESTORES} ({adapter.name})"
+    absent = (
+        {}
+        if adapter.pins
+        else {(m, "reduced with pins"): f"{adapter.name} pins no message" for m in adapter.managers}
+    )
     shapes.declare(
-        table, ("the manager", tuple(adapter.managers)), ("the conversation had", HISTORY)
+        table, ("the manager", tuple(adapter.managers)), ("the conversation had", HISTORY), absent
     )
 
     class RestoreLockstep(RuleBasedStateMachine):
