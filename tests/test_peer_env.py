@@ -67,6 +67,27 @@ def test_another_group_less_the_tools_the_tests_do_not_need(tmp_path: Path) -> N
         missing.peer_requirements("1.0.0", tmp_path / "sdist")
 
 
+def test_a_group_that_is_an_extra_of_the_project(tmp_path: Path) -> None:
+    """strands-agents lists its test tools in ``[project.optional-dependencies] dev``."""
+    lib = dataclasses.replace(
+        _library(tmp_path),
+        peer_group="dev",
+        peer_table="optional-dependencies",
+        peer_omit=frozenset({"ruff"}),
+    )
+    (tmp_path / "sdist").mkdir()
+    (tmp_path / "sdist" / "pyproject.toml").write_text(
+        '[project]\nname = "toylib"\n[project.optional-dependencies]\n'
+        'dev = ["pytest>=9", "ruff==0.1", "toy-helpers<2"]\n'
+    )
+    got = lib.peer_requirements("1.0.0", tmp_path / "sdist")
+    assert got == ["toylib==1.0.0", "pytest>=9", "toy-helpers<2", *uvenv.test_pins("toylib")]
+    with pytest.raises(TargetError, match=r"no \[optional-dependencies\] 'testing'"):
+        dataclasses.replace(lib, peer_group="testing").peer_requirements(
+            "1.0.0", tmp_path / "sdist"
+        )
+
+
 def test_the_peer_environment_has_its_own_key(tmp_path: Path) -> None:
     lib = _library(tmp_path)
     reqs = ["toylib==1.0.0", "pytest>=9"]
@@ -107,7 +128,7 @@ def test_only_a_target_that_declares_one_has_a_peer_suite() -> None:
     assert kind.peer_suite(resolved) is None  # nothing resolved, nothing fetched
 
 
-@pytest.mark.parametrize("name", ["langchain", "openai-agents"])
+@pytest.mark.parametrize("name", ["langchain", "openai-agents", "strands-agents"])
 def test_a_target_whose_sdist_ships_tests_declares_its_peer_suite(name: str) -> None:
     library = importlib.import_module(f"ctxaudit.targets.{name.replace('-', '_')}.tree").LIBRARY
     kind = targets.get(name)

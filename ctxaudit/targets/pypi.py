@@ -104,6 +104,9 @@ class Library:
     beside: tuple[str, ...] = ()
     #: the sdist's ``[dependency-groups]`` entry its tests need
     peer_group: str = "test"
+    #: where that entry is: ``dependency-groups`` (PEP 735), or
+    #: ``optional-dependencies`` (an extra of ``[project]``: strands-agents' ``dev``)
+    peer_table: str = "dependency-groups"
     #: distributions of that group the peer suite leaves out (normalized names): the
     #: docs, lint and type-check tools, and the packages only unselected tests import
     peer_omit: frozenset[str] = frozenset()
@@ -316,7 +319,7 @@ class Library:
 
     def peer_requirements(self, version: str, root: Path) -> list[str]:
         """What the peer environment is resolved from: the release, the
-        ``[dependency-groups]`` :attr:`peer_group` of ``root``'s ``pyproject.toml`` less
+        :attr:`peer_group` of ``root``'s ``pyproject.toml`` (in its :attr:`peer_table`) less
         :attr:`peer_omit`, plus :attr:`peer_add`, and ctxaudit's test pins (the mutation
         worker's own imports: pytest, Hypothesis, coverage)."""
         try:
@@ -326,10 +329,15 @@ class Library:
                 f"{self.name}: cannot read {root / 'pyproject.toml'}: {exc}"
             ) from None
         # an ``{include-group = ...}`` entry is not a requirement; none of these ship one
-        group = project.get("dependency-groups", {}).get(self.peer_group)
+        table = (
+            project.get("project", {}).get("optional-dependencies", {})
+            if self.peer_table == "optional-dependencies"
+            else project.get("dependency-groups", {})
+        )
+        group = table.get(self.peer_group)
         if not isinstance(group, list):
             raise TargetError(
-                f"{self.name}: {root / 'pyproject.toml'} has no [dependency-groups] "
+                f"{self.name}: {root / 'pyproject.toml'} has no [{self.peer_table}] "
                 f"{self.peer_group!r}, which its peer suite is installed from"
             )
         kept: list[str] = []

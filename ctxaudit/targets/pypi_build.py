@@ -221,7 +221,7 @@ def write_peer_lock(lib: Library, version: str, out: Path) -> None:
             )
         head = [
             f"# the peer suite of {lib.dist} {version} (its sdist's tests/): the release, its",
-            f"# [dependency-groups] {lib.peer_group} and ctxaudit's test pins, resolved by"
+            f"# [{lib.peer_table}] {lib.peer_group} and ctxaudit's test pins, resolved by"
             " ctxaudit with:",
             f"#   uv pip compile --universal --python-version {py} --generate-hashes"
             + (f" -c {release.name}" if release is not None else ""),
@@ -233,6 +233,6 @@ def write_peer_lock(lib: Library, version: str, out: Path) -> None:
             head += [f"#   {why}" for why in relaxed]
         if lib.peer_omit:
             omitted = textwrap.wrap(", ".join(sorted(lib.peer_omit)), 84)
-            head += [f"# leaving out of [dependency-groups] {lib.peer_group}:"]
+            head += [f"# leaving out of [{lib.peer_table}] {lib.peer_group}:"]
             head += [f"#   {line}" for line in omitted]
         out.write_text("\n".join(head) + "\n" + body.read_text(encoding="utf-8"))

@@ -44,6 +44,9 @@ class StrandsAgents(LibraryTarget):
         spec_option="--strands-agents",
         config=Path(__file__).with_name("mutation.toml"),
         spec_help="strands-agents release (strands-agents==1.62.0) or a tree that holds strands/",
+        # its sdist's tests/, in the release's peer environment; [strands-agents.peer]
+        # selects them
+        peer=True,
     )
     pytest_options = (
         PytestOption(

@@ -25,4 +25,12 @@ LIBRARY = Library(
     # the default model (Bedrock) is never built or called: the agent gets a faked one;
     # no telemetry leaves the run
     extra_environ={"AWS_REGION": "us-east-1", "OTEL_SDK_DISABLED": "true"},
+    # the peer suite (its own tests, from the sdist): the test tools of its dev extra (the
+    # AWS mock among them: its tests/conftest.py imports it); the release tools, linters
+    # and type checker are left out
+    peer_group="dev",
+    peer_table="optional-dependencies",
+    peer_omit=frozenset(
+        {"commitizen", "hatch", "mypy", "pre-commit", "ruff", "pytest-cov", "pytest-xdist"}
+    ),
 )
