@@ -55,6 +55,11 @@ def injected(exc: BaseException) -> BaseException:
     return exc
 
 
+def carries_injected(exc: BaseException) -> bool:
+    """``exc`` is, or was raised from, a fault the harness injected (:func:`injected`)."""
+    return any(getattr(link, _INJECTED, False) for link in _chain(exc))
+
+
 @contextlib.contextmanager
 def observing(what: str) -> Iterator[None]:
     """Any error while the harness observes the target (reads its stored rows, lists a
@@ -148,7 +153,7 @@ def _leaf_could_not_check(exc: BaseException) -> str | None:
         return f"{type(exc).__name__}: {_first_line(exc)}"
     if isinstance(exc, AssertionError) or _is_pytest_fail(exc):
         return None
-    if any(getattr(link, _INJECTED, False) for link in _chain(exc)):
+    if carries_injected(exc):
         return None
     whose, where = _raised_in(exc.__traceback__)
     if whose == "target":

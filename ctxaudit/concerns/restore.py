@@ -118,7 +118,10 @@ class Conversation(Protocol):
 
     def turn(self, turn: Turn) -> Observed:
         """Run one call of the agent as its user does, the model answering as ``turn``
-        says. An error the call raises is observed, never raised."""
+        says. A scripted fault the call lets escape (the overflow, a failed summary:
+        raised as :func:`ctxaudit.outcomes.injected`) is observed, never raised; any
+        other error is raised: ctxaudit's own as ``CouldNotCheck``, the harness's as
+        it is."""
 
     def held(self) -> list[Held]:
         """The conversation the agent holds now, oldest first."""

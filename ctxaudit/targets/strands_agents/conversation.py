@@ -45,6 +45,7 @@ from ctxaudit.concerns.restore import (  # noqa: E402
     Settings,
     Turn,
 )
+from ctxaudit.outcomes import CouldNotCheck, carries_injected, could_not_check, injected  # noqa: E402
 
 #: the message strands' summarizer ends the conversation it sends with
 ASK = "Please summarize this conversation."
@@ -104,7 +105,7 @@ class ScriptedModel(Model):
         last = messages[-1]["content"] if messages else []
         if last and last[0].get("text") == ASK:
             if self.summary_fails:
-                raise RuntimeError(SUMMARY_DOWN)
+                raise injected(RuntimeError(SUMMARY_DOWN))
             sent = tuple(i for m in messages[:-1] for i in ids_of(m))
             name = f"s{len(self.summaries) + 1}"
             self.summaries.append((name, sent))
@@ -112,9 +113,13 @@ class ScriptedModel(Model):
                 yield event
             return
         self.calls += 1
+        if not self.replies:  # the agent called more often than the lockstep can tell
+            raise CouldNotCheck(
+                f"the faked model has no reply scripted for the turn's call {self.calls}"
+            )
         reply = self.replies.pop(0)
         if reply == OVERFLOW:
-            raise ContextWindowOverflowException(OVERFLOW)
+            raise injected(ContextWindowOverflowException(OVERFLOW))
         if isinstance(reply, str):
             for event in _text(reply):
                 yield event
@@ -212,7 +217,16 @@ class Conversation:
         raised = None
         try:
             self.agent(f"[{turn.prompt}] ask")
-        except Exception as e:  # observed, never raised (S7 is the lockstep's to judge)
+        except Exception as e:
+            # ctxaudit's own error (the script ran out, a bug in the fake) is never the
+            # agent's failed reduction: the lockstep could not check the turn
+            why = could_not_check(e)
+            if why is not None:
+                raise CouldNotCheck(f"the turn raised in ctxaudit's own code: {why}") from e
+            # the agent let a scripted fault escape (the overflow it could not make room
+            # for, a failed summary): observed; anything else the agent raised is its own
+            if not carries_injected(e):
+                raise
             raised = f"{type(e).__name__}: {e}"
         return Observed(raised, tuple(self.model.summaries[before:]))
 
