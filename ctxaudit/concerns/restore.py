@@ -101,6 +101,9 @@ class Observed:
     #: what the faked model was asked to summarize, each summary's id with the ids it
     #: was sent (in order)
     summaries: tuple[tuple[str, tuple[str, ...]], ...]
+    #: for each of ``summaries``, the conversation the agent held when it asked for it
+    #: (the one the fold cut, before the summary replaced anything)
+    held_at: tuple[tuple[Held, ...], ...]
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,19 @@ class RestoreStep:
     reduced: bool  # the conversation was reduced (folded or trimmed) since it began
     #: a summary the manager asked for failed since the conversation began
     summary_failed: bool = False
+
+
+@dataclass(frozen=True)
+class FoldStep:
+    """A fold that took some of the newest messages its manager always keeps (R5), as a
+    registered finding's region reads it."""
+
+    settings: Settings
+    took: tuple[Held, ...]  # the newest messages the summary was sent, oldest first
+
+
+#: what a registered finding's region is read on: a restore, or a fold that broke R5
+RegionStep = RestoreStep | FoldStep
 
 
 class Conversation(Protocol):

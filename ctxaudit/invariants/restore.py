@@ -11,6 +11,9 @@ restores (:mod:`ctxaudit.concerns.restore`):
   that was itself summarized), and not both (S6). A window drops what it trims by design.
 - R4 *no orphaned result*: a tool result follows the model message that asked for it, at
   once (C1: a provider rejects a result nobody asked for).
+- R5 *the recent stay* (a summarizing manager): a summary is never sent any of the newest
+  ``keep`` messages of the conversation the agent held when it asked for the summary: the
+  manager always keeps those (C1: what a fold keeps).
 
 A message is known by the id its first block carries (:func:`key`).
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ctxaudit.concerns.restore import Held
+from ctxaudit.concerns.restore import Block, Held
 
 
 def key(message: Held) -> str:
@@ -96,3 +99,24 @@ def check_held(
                 "theirs"
             )
     return broken
+
+
+def check_recent(sent: Sequence[str], held_then: Sequence[Held], keep: int) -> tuple[Held, ...]:
+    """R5: which of the newest ``keep`` messages of ``held_then`` (the conversation when a
+    summary was asked for) the summary was sent (``sent``: the ids it was sent, a result's
+    as ``r-`` and its call's id)."""
+    recent = held_then[-keep:] if keep > 0 else ()
+    return tuple(m for m in recent if any(_sent_as(b) in sent for b in m.blocks))
+
+
+def _sent_as(block: Block) -> str:
+    return f"r-{block.id}" if block.kind == "result" else block.id
+
+
+def recent_broken(summary: str, took: Sequence[Held], held_then: Sequence[Held], keep: int) -> str:
+    """R5's failure: what the summary took of the recent messages."""
+    return (
+        f"R5: the summary {summary} was sent {spell(took)}, of the {keep} newest messages "
+        f"({spell(held_then[-keep:])}) the manager always keeps; the conversation was "
+        f"{spell(held_then)}"
+    )

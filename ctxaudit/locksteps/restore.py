@@ -18,11 +18,14 @@ restore.
 Seed-free programs (:data:`PROGRAMS`, :func:`run_program`) meet on every run the cells
 of the restore table a search can miss: each manager's reduction followed by a restore,
 pinned or not, after a failed summary, after a proactive reduction, then a reduction
-after the restore and a restore again, with each store the harness has.
+after the restore and a restore again, with each store the harness has; and a fold whose
+kept messages open on a tool result (R5).
 
 The model of a restore is the conversation held just before it (R1); what a manager keeps
-is judged by invariants that do not trust any algorithm (R2-R4). A restore in a registered
-finding's region (``left_out``) is not made: the example goes on with the agent it had.
+is judged by invariants that do not trust any algorithm (R2-R4 after every turn, R5 on
+every summary). A restore in a registered finding's region (``left_out``) is not made: the
+example goes on with the agent it had; a summary that breaks R5 in one is not judged by
+R5 (the rest of the turn is).
 """
 
 from __future__ import annotations
@@ -40,26 +43,39 @@ from ctxaudit import shapes
 from ctxaudit.concerns.restore import (
     SUMMARIZING,
     WINDOW,
+    FoldStep,
+    Held,
+    RegionStep,
     RestoreAdapter,
     RestoreStep,
     Settings,
     Turn,
 )
-from ctxaudit.invariants.restore import check_held, check_restored, key
+from ctxaudit.invariants.restore import (
+    check_held,
+    check_recent,
+    check_restored,
+    key,
+    recent_broken,
+)
 from ctxaudit.locksteps.notes import event as _event
 from ctxaudit.locksteps.notes import note
 
 #: the shape coverage this lockstep reports (ctxaudit/shapes.py)
 RESTORES = "restore: the manager × what the conversation had been through at a restore"
 HISTORY = ("nothing reduced", "reduced", "reduced with pins", "reduced after a restore")
+#: the oldest of the messages a fold must keep (R5): where a cut that keeps tool calls with
+#: their results would have to move
+RECENT = "restore: a summarizing fold × the oldest message it must keep"
+OLDEST_KEPT = ("a prompt or an answer", "a tool call", "a tool result", "a summary")
 
 
-#: the registered finding whose region a restore is in, or None
-LeftOut = Callable[[RestoreStep], str | None]
+#: the registered finding whose region a restore (or a fold that broke R5) is in, or None
+LeftOut = Callable[[RegionStep], str | None]
 
 
-def never(_step: RestoreStep) -> None:
-    """No registered finding: every restore is made."""
+def never(_step: RegionStep) -> None:
+    """No registered finding: every restore is made, every fold judged."""
     return None
 
 
@@ -88,6 +104,18 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
     shapes.declare(
         table, ("the manager", tuple(adapter.managers)), ("the conversation had", HISTORY), absent
     )
+    recent_table = f"{RECENT} ({adapter.name})"
+    if SUMMARIZING in adapter.managers:
+        shapes.declare(
+            recent_table,
+            ("the keep setting", ("1", "2", "3", "4")),
+            ("the oldest message it keeps", OLDEST_KEPT),
+            {
+                ("1", kind): "a fold's newest message is the prompt or a tool result (a model "
+                "call follows it)"
+                for kind in (OLDEST_KEPT[1], OLDEST_KEPT[3])
+            },
+        )
 
     class RestoreLockstep(RuleBasedStateMachine):
         @initialize(settings=settings_for(adapter))
@@ -142,6 +170,8 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             if observed.raised:
                 note(f"  raised {observed.raised}")
             self.summaries.update(observed.summaries)
+            for (summary, sent), then in zip(observed.summaries, observed.held_at, strict=True):
+                self.check_fold(summary, sent, then)
             held = self.conversation.held()
             note(f"  held: {' '.join(key(m) for m in held)}")
             # what the turn added: the prompt, each round's calls and their results, the
@@ -171,6 +201,23 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 self.settings.manager == SUMMARIZING,
             )
             assert not broken, "S6: " + "\n".join(broken)
+
+        def check_fold(self, summary: str, sent: tuple[str, ...], then: tuple[Held, ...]) -> None:
+            """R5 on one summary (``then``: the conversation when it was asked for)."""
+            keep = self.settings.keep
+            if len(then) > keep:
+                oldest = then[-keep]
+                kind = next(iter(b.kind for b in oldest.blocks), "text")
+                what = {"call": 1, "result": 2}.get(kind, 3 if key(oldest) in self.summaries else 0)
+                shapes.reached(recent_table, str(keep), OLDEST_KEPT[what])
+            took = check_recent(sent, then, keep)
+            if not took:
+                return
+            finding = left_out(FoldStep(self.settings, took))
+            if finding is not None:
+                _event(f"left out: {finding}")
+                return
+            raise AssertionError("C1: " + recent_broken(summary, took, then, keep))
 
         @rule()
         def restore(self) -> None:
@@ -225,25 +272,36 @@ def _fold_twice(share: float = 0.5) -> list[Step]:
 
 
 #: the seed-free programs: each cell of the restore table a search can miss, met on every
-#: run for each manager and store the harness has. name -> (manager, pin, proactive,
-#: whether a summary fails, steps)
-PROGRAMS: dict[str, tuple[str, int | None, bool, list[Step]]] = {
-    "summary-restored": (SUMMARIZING, None, False, _fold_twice()),
-    "summary-pinned-restored": (SUMMARIZING, 1, False, _fold_twice()),
+#: run for each manager and store the harness has. name -> (manager, keep, pin, proactive,
+#: steps)
+PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
+    "summary-restored": (SUMMARIZING, 2, None, False, _fold_twice()),
+    "summary-pinned-restored": (SUMMARIZING, 2, 1, False, _fold_twice()),
     "summary-failed-restored": (
         SUMMARIZING,
+        2,
         None,
         False,
         [*_fold_twice()[:2], ("turn", [1], 1, None, True), ("restore",), *_fold_twice()[4:]],
     ),
     "summary-proactive-restored": (
         SUMMARIZING,
+        2,
         None,
         True,
         [*_fold_twice()[:2], ("turn", [1], None, 1, False), ("restore",), *_fold_twice()[4:]],
     ),
-    "window-restored": (WINDOW, None, False, _fold_twice()),
-    "window-pinned-restored": (WINDOW, 2, False, _fold_twice()),
+    # a turn with a tool round, then an overflow at the next prompt: of five messages the
+    # fold keeps three, the oldest of them a tool result (R5's cell)
+    "summary-kept-opens-on-a-result": (
+        SUMMARIZING,
+        3,
+        None,
+        False,
+        [("turn", [1], None, None, False), ("turn", [], 0, None, False), ("restore",)],
+    ),
+    "window-restored": (WINDOW, 3, None, False, _fold_twice()),
+    "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }
 
 
@@ -255,14 +313,13 @@ def programs(adapter: RestoreAdapter) -> list[tuple[str, str]]:
 def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOut = never) -> None:
     """Run one program on ``adapter`` with ``store`` (:class:`NotApplicable` where the
     harness lacks its manager, pins or proactive reduction)."""
-    manager, pin, proactive, steps = PROGRAMS[name]
+    manager, keep, pin, proactive, steps = PROGRAMS[name]
     if manager not in adapter.managers:
         raise NotApplicable(f"{adapter.name} has no {manager} manager")
     if pin is not None and not adapter.pins:
         raise NotApplicable(f"{adapter.name} pins no message")
     if proactive and not adapter.proactive:
         raise NotApplicable(f"{adapter.name} reduces only on an overflow")
-    keep = 2 if manager == SUMMARIZING else 3
     machine: Any = make_machine(adapter, left_out)()  # its rules, called as a search calls them
     try:
         machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive))

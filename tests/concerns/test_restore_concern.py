@@ -32,6 +32,10 @@ QUICK = settings(
 FIRST_FAILURE = settings(QUICK, phases=[Phase.generate])
 
 
+#: a summary the agent wrote: its id, the ids it was sent, the conversation it cut
+Summary = tuple[str, tuple[str, ...], tuple[Held, ...]]
+
+
 def ids(message: Held) -> list[str]:
     return [f"r-{b.id}" if b.kind == "result" else b.id for b in message.blocks]
 
@@ -98,7 +102,13 @@ class PlainAgent:
             cut += 1
         return cut
 
-    def reduce(self, observed: list[tuple[str, tuple[str, ...]]], fails: bool = False) -> bool:
+    def back(self, cut: int) -> int:
+        """The cut moved back before tool results (a result stays with its call)."""
+        while cut > 0 and any(b.kind == "result" for b in self.messages[cut].blocks):
+            cut -= 1
+        return cut
+
+    def reduce(self, observed: list[Summary], fails: bool = False) -> bool:
         """Fold or trim; False when nothing can be (or the summary failed: then nothing
         changed but the pins)."""
         n = len(self.messages)
@@ -108,6 +118,8 @@ class PlainAgent:
         if self.settings.manager == SUMMARIZING:
             count = min(max(1, int(n * self.settings.share)), n - self.settings.keep)
             cut = self.forward(max(count, self.pinned))
+            if cut > n - self.settings.keep and "fold takes the recent" not in self.breaks:
+                cut = self.back(max(0, n - self.settings.keep))  # the newest are always kept
             folded = self.messages[self.pinned : cut]
             if cut >= n or not folded:
                 return False
@@ -120,7 +132,7 @@ class PlainAgent:
             sent = tuple(i for m in folded for i in ids(m))
             if "fold loses a message" in self.breaks:
                 sent = sent[1:]
-            observed.append((name, sent))
+            observed.append((name, sent, tuple(self.messages)))
             self.removed += cut - self.lead
             self.summary = Held("user", (Block("text", name),))
             self.messages = self.messages[: self.pinned] + [self.summary] + self.messages[cut:]
@@ -141,7 +153,7 @@ class Conversation:
         self.agent = PlainAgent(settings, folder, breaks)
 
     def turn(self, turn: Turn) -> Observed:
-        a, observed = self.agent, []
+        a, observed = self.agent, list[Summary]()
         a.add(Held("user", (Block("text", turn.prompt),)))
         replies: list[object] = list(turn.replies)
         if turn.overflow_at is not None:
@@ -164,7 +176,11 @@ class Conversation:
         if self.settings.manager != SUMMARIZING and len(a.messages) > self.settings.keep:
             a.reduce(observed)  # a window is applied after every call
         a.save()
-        return Observed(raised, tuple(observed))
+        return Observed(
+            raised,
+            tuple((name, sent) for name, sent, _ in observed),
+            tuple(t for *_, t in observed),
+        )
 
     def held(self) -> list[Held]:
         return list(self.agent.messages)
@@ -210,6 +226,14 @@ def test_the_programs_see_the_restore_that_skips_the_pinned() -> None:
             run_program(program, "log", broken)
 
 
+def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
+    """Without a search: the program whose kept messages open on a tool result meets
+    strands' SA-FOLD-TAKES-RECENT class."""
+    broken = Adapter(frozenset({"fold takes the recent"}), name="takes the recent")
+    with pytest.raises(AssertionError, match="C1: R5"):
+        run_program("summary-kept-opens-on-a-result", "log", broken)
+
+
 @pytest.mark.parametrize(
     ("brk", "managers", "opens"),
     [
@@ -218,6 +242,7 @@ def test_the_programs_see_the_restore_that_skips_the_pinned() -> None:
         ("fold loses a message", (SUMMARIZING,), "S6: R3:"),
         ("cut splits a pair", MANAGERS, "S6: R4:"),
         ("failed summary counts", (SUMMARIZING,), "S2: R1:"),
+        ("fold takes the recent", (SUMMARIZING,), "C1: R5:"),
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(
@@ -225,8 +250,10 @@ def test_each_planted_break_fails_with_what_sees_it(
 ) -> None:
     """The invariants, which know no algorithm, see a restore that skips the pinned
     messages (strands' #4027 class), a fold that takes a pinned message, a summary that was
-    not sent a folded message, a cut that leaves a result without its call, and a failed
-    summary that still counts what it meant to fold as removed (strands' too)."""
+    not sent a folded message, a cut that leaves a result without its call, a failed
+    summary that still counts what it meant to fold as removed (strands' too), and a cut
+    that moves forward past a tool result into the newest messages a fold always keeps
+    (strands' too)."""
     with pytest.raises(AssertionError) as failed:
         adapter = Adapter(
             frozenset({brk}), name=f"the test's plain agent ({brk})", managers=managers

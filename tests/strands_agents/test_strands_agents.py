@@ -46,16 +46,20 @@ REACHED_BY = {
     "SA-SUMMARY-PIN-RESTORE": "summary-pinned-restored",
     "SA-WINDOW-PIN-RESTORE": "window-pinned-restored",
     "SA-FAILED-SUMMARY-SKIPS-RESTORE": "summary-failed-restored",
+    "SA-FOLD-TAKES-RECENT": "summary-kept-opens-on-a-result",
 }
+#: what the program says it saw: the invariant that fails on each
+SAW = {"SA-FOLD-TAKES-RECENT": "C1: R5: the summary s1 was sent"}
 
 
 @pytest.mark.parametrize("finding", [f.id for f in findings.FINDINGS])
 def test_the_lockstep_reaches_each_finding(finding: str) -> None:
     """The lockstep's program fails on each finding, on the newest release it is
     registered for, with only the other findings left out, and says what it saw (R1: the
-    restored conversation is another). The ci search alone does not reach all three: a
-    pinned or failed-summary reduction followed by a restore through the message log is
-    a narrow corner of what it draws, which the programs meet on every run."""
+    restored conversation is another; R5: a summary took a recent message). The ci search
+    alone does not reach every one: a pinned or failed-summary reduction followed by a
+    restore through the message log is a narrow corner of what it draws, which the
+    programs meet on every run."""
     version = max(findings.BY_ID[finding].versions, key=lambda v: tuple(map(int, v.split("."))))
     others = [f.id for f in findings.FINDINGS if version in f.versions and f.id != finding]
     run = child(
@@ -63,9 +67,8 @@ def test_the_lockstep_reaches_each_finding(finding: str) -> None:
         [f"{RESTORE}::test_program[{REACHED_BY[finding]}-file]"],
         CTXAUDIT_FINDINGS=",".join(others) or "none",
     )
-    assert run.returncode == 1 and "R1: the restored agent holds another" in run.stdout, run.stdout[
-        -3000:
-    ]
+    saw = SAW.get(finding, "R1: the restored agent holds another")
+    assert run.returncode == 1 and saw in run.stdout, run.stdout[-3000:]
 
 
 def test_specs_and_errors(tmp_path: Path) -> None:

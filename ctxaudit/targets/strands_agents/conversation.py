@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,9 @@ class ScriptedModel(Model):
     def __init__(self) -> None:
         self.replies: list[Any] = []  # what each next call answers: calls, text, OVERFLOW
         self.summaries: list[tuple[str, tuple[str, ...]]] = []
+        #: what the agent held when it asked for each summary (its ``messages``, read then)
+        self.held_at: list[tuple[Held, ...]] = []
+        self.holding: Callable[[], list[dict[str, Any]]] = list
         self.calls = 0  # the turn's model calls so far (summaries aside)
         self.full_at: int | None = None  # the call before which the window is full
         self.summary_fails = False
@@ -109,6 +112,7 @@ class ScriptedModel(Model):
             sent = tuple(i for m in messages[:-1] for i in ids_of(m))
             name = f"s{len(self.summaries) + 1}"
             self.summaries.append((name, sent))
+            self.held_at.append(tuple(held_of(m) for m in self.holding()))
             for event in _text(f"[{name}] " + " ".join(sent)):
                 yield event
             return
@@ -194,6 +198,7 @@ class Conversation:
     def __init__(self, settings: Settings, folder: Path) -> None:
         self.settings, self.folder = settings, folder
         self.model = ScriptedModel()
+        self.model.holding = lambda: self.agent.messages
         self.agent = self.new_agent()
 
     def new_agent(self) -> Any:
@@ -228,7 +233,9 @@ class Conversation:
             if not carries_injected(e):
                 raise
             raised = f"{type(e).__name__}: {e}"
-        return Observed(raised, tuple(self.model.summaries[before:]))
+        return Observed(
+            raised, tuple(self.model.summaries[before:]), tuple(self.model.held_at[before:])
+        )
 
     def held(self) -> list[Held]:
         return [held_of(m) for m in self.agent.messages]

@@ -1,7 +1,8 @@
 """strands-agents findings: where a release breaks a property. The one reviewed place.
 
 Each is a :class:`~ctxaudit.targets.base.ReleaseFinding` over a restore of the lockstep
-(:class:`~ctxaudit.concerns.restore.RestoreStep`): the property, the releases, the doc line
+(:class:`~ctxaudit.concerns.restore.RestoreStep`) or a fold that took recent messages
+(:class:`~ctxaudit.concerns.restore.FoldStep`): the property, the releases, the doc line
 it breaks, the narrowest region where it shows and the regression test that asserts it
 still reproduces.
 
@@ -11,14 +12,16 @@ or a comma-separated list of ids (``none``: none).
 
 from __future__ import annotations
 
-from ctxaudit.concerns.restore import SUMMARIZING, WINDOW, RestoreStep
+from ctxaudit.concerns.restore import SUMMARIZING, WINDOW, FoldStep, RegionStep, RestoreStep
 from ctxaudit.targets.base import ReleaseFinding, first_in_region, registered_for
 
 NAME = "strands-agents"
 FINDINGS_TESTS = "tests/strands_agents/inenv/test_findings.py"
 
-Finding = ReleaseFinding[RestoreStep]
+Finding = ReleaseFinding[RegionStep]
 
+#: the audited releases
+ALL = frozenset({"1.40.0", "1.43.0", "1.62.0"})
 #: the audited releases that pin (pin_first came with 1.43.0)
 PINNING = frozenset({"1.43.0", "1.62.0"})
 #: what the session docs promise of a restore
@@ -31,10 +34,21 @@ SESSIONS_DOC = (
 )
 
 
-def _pinned_log(s: RestoreStep) -> bool:
+def _pinned_log(s: RegionStep) -> bool:
     """A restore from the message log (FileSessionManager) after a reduction under
     pin_first (SnapshotSessionManager keeps the whole conversation and restores it)."""
-    return s.settings.store == "file" and bool(s.settings.pin) and s.reduced
+    return (
+        isinstance(s, RestoreStep) and s.settings.store == "file" and bool(s.settings.pin)
+    ) and s.reduced
+
+
+def _cut_over_tool_pairs(s: RegionStep) -> bool:
+    """A fold that took recent messages, each a tool call or a tool result: the cut moved
+    forward over tool pairs (a fold that takes a recent prompt, answer or summary is not
+    this finding)."""
+    return isinstance(s, FoldStep) and all(
+        b.kind in ("call", "result") for m in s.took for b in m.blocks
+    )
 
 
 def _test(name: str) -> str:
@@ -77,7 +91,7 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         "SA-FAILED-SUMMARY-SKIPS-RESTORE",
-        frozenset({"1.40.0", "1.43.0", "1.62.0"}),
+        ALL,
         "S2",
         "when SummarizingConversationManager's summary fails, the agent keeps every message "
         "(reactively the call raises, proactively it goes on), but the manager has already "
@@ -89,8 +103,25 @@ FINDINGS: tuple[Finding, ...] = (
         "summarization failure is logged and returns silently — the model call proceeds "
         "regardless' (the conversation unchanged)",
         "a restore from FileSessionManager after a summary failed",
-        lambda s: s.settings.store == "file" and s.summary_failed,
+        lambda s: isinstance(s, RestoreStep) and s.settings.store == "file" and s.summary_failed,
         _test("test_sa_failed_summary_skips_restore"),
+    ),
+    Finding(
+        "SA-FOLD-TAKES-RECENT",
+        ALL,
+        "C1",
+        "SummarizingConversationManager summarizes some of the newest "
+        "preserve_recent_messages messages: when its share reaches them (a short "
+        "conversation) and the oldest message it must keep is a tool result (or a call "
+        "whose result does not follow), it moves the cut forward over the tool pairs, into "
+        "the messages it keeps (preserve_recent_messages=3 over q0 t1 r-t1 a2 q3 folds q0 t1 "
+        "r-t1 and keeps two)",
+        "SummarizingConversationManager: 'preserve_recent_messages: Minimum number of "
+        "recent messages to always keep' (its docstring; the user guide, Conversation "
+        "Management: 'Minimum number of recent messages to always keep')",
+        "a fold that took recent messages, each a tool call or a tool result",
+        _cut_over_tool_pairs,
+        _test("test_sa_fold_takes_recent"),
     ),
 )
 
@@ -102,6 +133,6 @@ def registered(version: str) -> list[Finding]:
     return registered_for(FINDINGS, version)
 
 
-def left_out(version: str, step: RestoreStep) -> str | None:
+def left_out(version: str, step: RegionStep) -> str | None:
     """The registered finding whose region ``step`` is in, if any."""
     return first_in_region(registered(version), step)

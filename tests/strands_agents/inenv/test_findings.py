@@ -55,6 +55,13 @@ def test_sa_failed_summary_skips_restore() -> None:
     )
 
 
+@pytest.mark.properties("C1")
+def test_sa_fold_takes_recent() -> None:
+    assert reproduces("SA-FOLD-TAKES-RECENT"), (
+        "a fold keeps the newest preserve_recent_messages messages: fixed?"
+    )
+
+
 def test_programs_are_plain_strands_agents() -> None:
     """A program is what an upstream report quotes: it imports nothing of ctxaudit."""
     for f in findings.FINDINGS:
