@@ -15,7 +15,8 @@ faked (:class:`Turn`): a user prompt, then model calls that ask for tools (run b
 harness, their results added as it adds them) or answer with text; a model call may first
 report that the context window overflowed, so the harness reduces the conversation and
 tries again; a proactive manager may reduce before a call that would fill the window;
-the summarizer may fail. Between turns it restores the agent from its session and goes on with the
+the summarizer may fail; a model call may fail outright (the provider's error), ending the
+turn without an answer. Between turns it restores the agent from its session and goes on with the
 restored one. The adapter shows what the agent holds (:class:`Held`), through the
 harness's public API.
 
@@ -41,6 +42,8 @@ MANAGERS = (SUMMARIZING, WINDOW)
 OVERFLOW = "ctxaudit: the context window is full"
 #: what the faked summarizer's error says when a turn asks it to fail
 SUMMARY_DOWN = "ctxaudit: the summarizer is down"
+#: what the faked model's provider error says (a failure that is not an overflow)
+PROVIDER_DOWN = "ctxaudit: the provider failed"
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,10 @@ class Turn:
     #: every summary asked for in the turn fails (the summarizer's error carries
     #: :data:`SUMMARY_DOWN`)
     summary_fails: bool = False
+    #: the model call (by index, in a turn with no overflow) that fails with a provider
+    #: error (:data:`PROVIDER_DOWN`): the turn raises it, what came before stays held,
+    #: and the user goes on with another prompt
+    error_at: int | None = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ answer; any model call of a turn may first report an overflowed window, so the h
 reduces the conversation mid-turn (with a tool call's results just added, or with the
 prompt alone); a proactive manager may find the window full before any call; in an eighth
 of the turns every summary asked for fails (reactively the turn fails, proactively it goes
-on). Between turns the agent is restored from its
+on); in some turns a model call fails with a provider error, ending the turn without an
+answer. Between turns the agent is restored from its
 session (a new agent over the same storage) and the conversation goes on with the restored
 one: restores before any reduction, right after one, after several, and reductions after a
 restore.
@@ -60,6 +61,7 @@ from ctxaudit.invariants.restore import (
 )
 from ctxaudit.locksteps.notes import event as _event
 from ctxaudit.locksteps.notes import note
+from ctxaudit.outcomes import CouldNotCheck
 
 #: the shape coverage this lockstep reports (ctxaudit/shapes.py)
 RESTORES = "restore: the manager × what the conversation had been through at a restore"
@@ -150,9 +152,17 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             # rare: a failed summary puts the rest of a message-log example in its
             # finding's region on a release that has it
             summary_fails=st.integers(0, 7).map(lambda n: n == 0),
+            # a provider error (in a turn with no overflow) ends the turn without an answer:
+            # the next prompt follows a tool result or another prompt
+            error=st.one_of(st.none(), st.none(), st.integers(0, 2)),
         )
         def turn(
-            self, rounds: list[int], overflow: int | None, full: int | None, summary_fails: bool
+            self,
+            rounds: list[int],
+            overflow: int | None,
+            full: int | None,
+            summary_fails: bool,
+            error: int | None = None,
         ) -> None:
             prompt = self.next_id("u")
             replies = tuple(tuple(self.next_id("t") for _ in range(n)) for n in rounds)
@@ -161,7 +171,10 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             # the model calls the turn makes: a reply each, and the overflowed one
             calls = len(replies) + 1 + (at is not None)
             full_at = None if full is None or not self.settings.proactive else min(full, calls - 1)
-            turn = Turn(prompt, (*replies, ()), at, answer, full_at, summary_fails)
+            err = None if error is None or at is not None else min(error, len(replies))
+            if err is not None and full_at is not None and full_at > err:
+                full_at = None  # the turn ends before that call
+            turn = Turn(prompt, (*replies, ()), at, answer, full_at, summary_fails, err)
             note(f"turn({turn!r})")
             before = len(self.added)
             observed = self.conversation.turn(turn)
@@ -169,15 +182,23 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 self.summary_failed |= self.settings.manager == SUMMARIZING
             if observed.raised:
                 note(f"  raised {observed.raised}")
+                if err is not None:
+                    _event("a provider error ended a turn")
+            elif err is not None:
+                raise CouldNotCheck(
+                    f"{adapter.name} went on past the provider error of call {err}: the "
+                    "lockstep cannot tell what the turn added"
+                )
             self.summaries.update(observed.summaries)
             for (summary, sent), then in zip(observed.summaries, observed.held_at, strict=True):
                 self.check_fold(summary, sent, then)
             held = self.conversation.held()
             note(f"  held: {' '.join(key(m) for m in held)}")
             # what the turn added: the prompt, each round's calls and their results, the
-            # answer; a turn that raised did so at the overflowed call, whose reduction
-            # failed: what came before it was added
-            done = replies if not observed.raised else replies[: at or 0]
+            # answer; a turn that raised did so at the failed call, or at the overflowed
+            # one whose reduction failed: what came before it was added
+            stop = err if err is not None else at
+            done = replies if not observed.raised else replies[: stop or 0]
             went = [prompt] + [k for calls in done for k in (calls[0], f"r-{calls[0]}")]
             if not observed.raised:
                 went.append(answer)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, Phase, settings
 from ctxaudit.concerns.restore import (
     MANAGERS,
     OVERFLOW,
+    PROVIDER_DOWN,
     SUMMARIZING,
     Block,
     Held,
@@ -158,10 +159,15 @@ class Conversation:
         replies: list[object] = list(turn.replies)
         if turn.overflow_at is not None:
             replies.insert(turn.overflow_at, OVERFLOW)
+        if turn.error_at is not None:
+            replies.insert(turn.error_at, PROVIDER_DOWN)
         raised = None
         for call, reply in enumerate(replies):
             if self.settings.proactive and call == turn.full_at:
                 a.reduce(observed, turn.summary_fails)  # best effort: a failure is let go
+            if reply == PROVIDER_DOWN:
+                raised = f"RuntimeError: {PROVIDER_DOWN}"
+                break
             if reply == OVERFLOW:
                 if not a.reduce(observed, turn.summary_fails):
                     raised = "ContextWindowOverflowException: cannot reduce"

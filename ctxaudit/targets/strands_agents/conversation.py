@@ -7,7 +7,8 @@ The faked model is a ``strands.models.Model`` (the documented extension point fo
 provider) that streams what the turn scripts: tool calls (the agent runs the one tool,
 ``lookup``, and adds the results as it does), then text; or first raises the
 ``ContextWindowOverflowException`` a provider raises when the window is full, so that the
-agent reduces its conversation and calls again. Asked to summarize (the conversation ends
+agent reduces its conversation and calls again; or fails a call with a provider error
+(the agent raises it, and the turn ends). Asked to summarize (the conversation ends
 with the summarization request), it writes ``[sN]`` followed by the ids of the messages it
 was sent. A restore is a new ``Agent`` with a new session manager over the same folder.
 
@@ -37,6 +38,7 @@ from strands.types.exceptions import ContextWindowOverflowException  # noqa: E40
 from ctxaudit.concerns.restore import (  # noqa: E402
     MANAGERS,
     OVERFLOW,
+    PROVIDER_DOWN,
     SUMMARIZING,
     SUMMARY_DOWN,
     Block,
@@ -124,6 +126,8 @@ class ScriptedModel(Model):
         reply = self.replies.pop(0)
         if reply == OVERFLOW:
             raise injected(ContextWindowOverflowException(OVERFLOW))
+        if reply == PROVIDER_DOWN:
+            raise injected(RuntimeError(PROVIDER_DOWN))
         if isinstance(reply, str):
             for event in _text(reply):
                 yield event
@@ -215,6 +219,8 @@ class Conversation:
         replies: list[Any] = [*turn.replies[:-1], f"[{turn.answer}] done"]
         if turn.overflow_at is not None:
             replies.insert(turn.overflow_at, OVERFLOW)
+        if turn.error_at is not None:
+            replies.insert(turn.error_at, PROVIDER_DOWN)
         self.model.replies = replies
         self.model.calls, self.model.full_at = 0, turn.full_at
         self.model.summary_fails = turn.summary_fails
