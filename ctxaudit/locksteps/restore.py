@@ -20,7 +20,7 @@ Seed-free programs (:data:`PROGRAMS`, :func:`run_program`) meet on every run the
 of the restore table a search can miss: each manager's reduction followed by a restore,
 pinned or not, after a failed summary, after a proactive reduction, then a reduction
 after the restore and a restore again, with each store the harness has; and a fold whose
-kept messages open on a tool result (R5).
+kept messages open on a tool result (R5), after a whole turn or after a provider error.
 
 The model of a restore is the conversation held just before it (R1); what a manager keeps
 is judged by invariants that do not trust any algorithm (R2-R4 after every turn, R5 on
@@ -69,7 +69,9 @@ HISTORY = ("nothing reduced", "reduced", "reduced with pins", "reduced after a r
 #: the oldest of the messages a fold must keep (R5): where a cut that keeps tool calls with
 #: their results would have to move
 RECENT = "restore: a summarizing fold × the oldest message it must keep"
-OLDEST_KEPT = ("a prompt or an answer", "a tool call", "a tool result", "a summary")
+#: (a summary is never among them where the manager keeps R5: at least ``keep`` messages
+#: follow it after its fold, and messages are only added after them)
+OLDEST_KEPT = ("a prompt, an answer or a summary", "a tool call", "a tool result")
 
 
 #: the registered finding whose region a restore (or a fold that broke R5) is in, or None
@@ -113,9 +115,8 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             ("the keep setting", ("1", "2", "3", "4")),
             ("the oldest message it keeps", OLDEST_KEPT),
             {
-                ("1", kind): "a fold's newest message is the prompt or a tool result (a model "
-                "call follows it)"
-                for kind in (OLDEST_KEPT[1], OLDEST_KEPT[3])
+                ("1", OLDEST_KEPT[1]): "a fold's newest message is the prompt or a tool result "
+                "(a model call follows it)"
             },
         )
 
@@ -229,7 +230,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             if len(then) > keep:
                 oldest = then[-keep]
                 kind = next(iter(b.kind for b in oldest.blocks), "text")
-                what = {"call": 1, "result": 2}.get(kind, 3 if key(oldest) in self.summaries else 0)
+                what = {"call": 1, "result": 2}.get(kind, 0)
                 shapes.reached(recent_table, str(keep), OLDEST_KEPT[what])
             took = check_recent(sent, then, keep)
             if not took:
@@ -273,7 +274,8 @@ class NotApplicable(Exception):
     """The harness does not have what the program needs: the reason."""
 
 
-#: a program's steps: ("turn", rounds, overflow, full, summary_fails) or ("restore",)
+#: a program's steps: ("turn", rounds, overflow, full, summary_fails[, error]) or
+#: ("restore",)
 Step = tuple[Any, ...]
 
 
@@ -321,6 +323,20 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [("turn", [1], None, None, False), ("turn", [], 0, None, False), ("restore",)],
     ),
+    # a provider error after a tool round, then an overflow at the next prompt: of four
+    # messages the fold keeps two, the oldest of them a tool result
+    "summary-after-a-provider-error": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [
+            ("turn", [1], None, None, False, 1),
+            ("turn", [], 0, None, False),
+            ("restore",),
+            ("turn", [1], None, None, False),
+        ],
+    ),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }
@@ -348,8 +364,14 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
             if step[0] == "restore":
                 machine.restore()
             else:
-                _, rounds, overflow, full, fails = step
-                machine.turn(rounds=rounds, overflow=overflow, full=full, summary_fails=fails)
+                _, rounds, overflow, full, fails, *error = step
+                machine.turn(
+                    rounds=rounds,
+                    overflow=overflow,
+                    full=full,
+                    summary_fails=fails,
+                    error=error[0] if error else None,
+                )
     finally:
         machine.teardown()
 

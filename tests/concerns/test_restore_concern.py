@@ -27,7 +27,7 @@ from ctxaudit.concerns.restore import (
 from ctxaudit.locksteps.restore import PROGRAMS, run_lockstep, run_program
 
 QUICK = settings(
-    max_examples=60, stateful_step_count=12, derandomize=True, database=None, deadline=None,
+    max_examples=120, stateful_step_count=12, derandomize=True, database=None, deadline=None,
     suppress_health_check=list(HealthCheck),
 )  # fmt: skip
 FIRST_FAILURE = settings(QUICK, phases=[Phase.generate])
@@ -236,8 +236,9 @@ def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
     """Without a search: the program whose kept messages open on a tool result meets
     strands' SA-FOLD-TAKES-RECENT class."""
     broken = Adapter(frozenset({"fold takes the recent"}), name="takes the recent")
-    with pytest.raises(AssertionError, match="C1: R5"):
-        run_program("summary-kept-opens-on-a-result", "log", broken)
+    for program in ("summary-kept-opens-on-a-result", "summary-after-a-provider-error"):
+        with pytest.raises(AssertionError, match="C1: R5"):
+            run_program(program, "log", broken)
 
 
 @pytest.mark.parametrize(
