@@ -44,6 +44,9 @@ OVERFLOW = "ctxaudit: the context window is full"
 SUMMARY_DOWN = "ctxaudit: the summarizer is down"
 #: what the faked model's provider error says (a failure that is not an overflow)
 PROVIDER_DOWN = "ctxaudit: the provider failed"
+#: a tool call whose id starts with this writes the agent's key-value state, as a tool
+#: does: its id under ``"last"``, and one more under ``"writes"`` (read, then written)
+WRITES = "w"
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,10 @@ class Conversation(Protocol):
 
     def held(self) -> list[Held]:
         """The conversation the agent holds now, oldest first."""
+
+    def state(self) -> dict[str, object]:
+        """The key-value state the agent keeps beside its conversation, as the harness's
+        public API shows it (a harness that keeps none: ``{}``)."""
 
     def restore(self) -> None:
         """Replace the agent with a new one over the same session (a new process), its

@@ -3,7 +3,8 @@ persisted may hold. A user states each without knowing how the harness folds, tr
 restores (:mod:`ctxaudit.concerns.restore`):
 
 - R1 *a restore gives back what was held*: the agent restored from a session holds the
-  conversation the agent that wrote it held, message for message (S2, S6).
+  conversation the agent that wrote it held, message for message, and the same
+  key-value state (S2, S6).
 - R2 *pinned stays*: once pinned, each of the first ``pin`` messages is held, in its
   order, at the front (a summary or a trim never takes it) (S6).
 - R3 *nothing lost, nothing doubled* (a summarizing manager): every message the agent
@@ -44,6 +45,16 @@ def check_restored(held: Sequence[Held], restored: Sequence[Held]) -> list[str]:
     return [
         "R1: the restored agent holds another conversation than the agent that wrote the "
         f"session:\n  held:     {spell(held)}\n  restored: {spell(restored)}"
+    ]
+
+
+def check_restored_state(had: Mapping[str, object], got: Mapping[str, object]) -> list[str]:
+    """R1 on the agent's key-value state: ``got`` (restored) is ``had``."""
+    if dict(got) == dict(had):
+        return []
+    return [
+        "R1: the restored agent holds another state than the agent that wrote the session:\n"
+        f"  held:     {dict(had)}\n  restored: {dict(got)}"
     ]
 
 

@@ -44,6 +44,7 @@ from ctxaudit import shapes
 from ctxaudit.concerns.restore import (
     SUMMARIZING,
     WINDOW,
+    WRITES,
     FoldStep,
     Held,
     RegionStep,
@@ -56,6 +57,7 @@ from ctxaudit.invariants.restore import (
     check_held,
     check_recent,
     check_restored,
+    check_restored_state,
     key,
     recent_broken,
 )
@@ -156,6 +158,9 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             # a provider error (in a turn with no overflow) ends the turn without an answer:
             # the next prompt follows a tool result or another prompt
             error=st.one_of(st.none(), st.none(), st.integers(0, 2)),
+            # the round whose calls write the agent's state (some turns write none, so a
+            # change of the manager's state alone must be saved too)
+            writer=st.one_of(st.none(), st.integers(0, 1)),
         )
         def turn(
             self,
@@ -164,9 +169,13 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             full: int | None,
             summary_fails: bool,
             error: int | None = None,
+            writer: int | None = None,
         ) -> None:
             prompt = self.next_id("u")
-            replies = tuple(tuple(self.next_id("t") for _ in range(n)) for n in rounds)
+            replies = tuple(
+                tuple(self.next_id(WRITES if i == writer else "t") for _ in range(n))
+                for i, n in enumerate(rounds)
+            )
             answer = self.next_id("a")
             at = None if overflow is None else min(overflow, len(replies))
             # the model calls the turn makes: a reply each, and the overflowed one
@@ -257,12 +266,14 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 if self.settings.pin
                 else "reduced"
             )
-            held = self.conversation.held()
+            held, state = self.conversation.held(), self.conversation.state()
             note("restore()")
             self.conversation.restore()
             self.restored = True
             got = self.conversation.held()
-            broken = check_restored(held, got)
+            broken = check_restored(held, got) + check_restored_state(
+                state, self.conversation.state()
+            )
             assert not broken, "S2: " + "\n".join(broken)
             shapes.reached(table, self.settings.manager, had)
             _event(f"restored: {had}")
@@ -274,23 +285,42 @@ class NotApplicable(Exception):
     """The harness does not have what the program needs: the reason."""
 
 
-#: a program's steps: ("turn", rounds, overflow, full, summary_fails[, error]) or
-#: ("restore",)
-Step = tuple[Any, ...]
+#: a program's step: a turn's drawn values (the turn rule's arguments), or None: a restore
+Step = dict[str, Any] | None
+RESTORE: Step = None
 
 
-def _fold_twice(share: float = 0.5) -> list[Step]:
-    """Turns with tool rounds, a reduction on an overflow with a round's results just
-    added, a restore, a reduction after it, a restore again."""
+def turn(
+    rounds: list[int],
+    overflow: int | None = None,
+    full: int | None = None,
+    summary_fails: bool = False,
+    error: int | None = None,
+    writer: int | None = None,
+) -> Step:
+    """A turn of a program, as the search would draw it."""
+    return dict(
+        rounds=rounds,
+        overflow=overflow,
+        full=full,
+        summary_fails=summary_fails,
+        error=error,
+        writer=writer,
+    )
+
+
+def _fold_twice() -> list[Step]:
+    """Turns with tool rounds (some writing the agent's state), a reduction on an overflow
+    with a round's results just added, a restore, a reduction after it, a restore again."""
     return [
-        ("turn", [2], None, None, False),
-        ("turn", [1], None, None, False),
-        ("turn", [1], 1, None, False),
-        ("restore",),
-        ("turn", [1, 2], None, None, False),
-        ("turn", [], 0, None, False),
-        ("restore",),
-        ("turn", [1], None, None, False),
+        turn([2], writer=0),
+        turn([1]),
+        turn([1], overflow=1),
+        RESTORE,
+        turn([1, 2], writer=1),
+        turn([], overflow=0),
+        RESTORE,
+        turn([1]),
     ]
 
 
@@ -305,14 +335,14 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         2,
         None,
         False,
-        [*_fold_twice()[:2], ("turn", [1], 1, None, True), ("restore",), *_fold_twice()[4:]],
+        [*_fold_twice()[:2], turn([1], overflow=1, summary_fails=True), *_fold_twice()[3:]],
     ),
     "summary-proactive-restored": (
         SUMMARIZING,
         2,
         None,
         True,
-        [*_fold_twice()[:2], ("turn", [1], None, 1, False), ("restore",), *_fold_twice()[4:]],
+        [*_fold_twice()[:2], turn([1], full=1), *_fold_twice()[3:]],
     ),
     # a turn with a tool round, then an overflow at the next prompt: of five messages the
     # fold keeps three, the oldest of them a tool result (R5's cell)
@@ -321,7 +351,7 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         3,
         None,
         False,
-        [("turn", [1], None, None, False), ("turn", [], 0, None, False), ("restore",)],
+        [turn([1]), turn([], overflow=0), RESTORE],
     ),
     # a provider error after a tool round, then an overflow at the next prompt: of four
     # messages the fold keeps two, the oldest of them a tool result
@@ -330,12 +360,7 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         2,
         None,
         False,
-        [
-            ("turn", [1], None, None, False, 1),
-            ("turn", [], 0, None, False),
-            ("restore",),
-            ("turn", [1], None, None, False),
-        ],
+        [turn([1], error=1, writer=0), turn([], overflow=0), RESTORE, turn([1])],
     ),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
@@ -361,17 +386,10 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
     try:
         machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive))
         for step in steps:
-            if step[0] == "restore":
+            if step is None:  # RESTORE
                 machine.restore()
             else:
-                _, rounds, overflow, full, fails, *error = step
-                machine.turn(
-                    rounds=rounds,
-                    overflow=overflow,
-                    full=full,
-                    summary_fails=fails,
-                    error=error[0] if error else None,
-                )
+                machine.turn(**step)
     finally:
         machine.teardown()
 

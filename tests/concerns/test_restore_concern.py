@@ -18,6 +18,7 @@ from ctxaudit.concerns.restore import (
     OVERFLOW,
     PROVIDER_DOWN,
     SUMMARIZING,
+    WRITES,
     Block,
     Held,
     Observed,
@@ -62,6 +63,7 @@ class PlainAgent:
     lead: int = 0  # the held messages not read from the log's tail (pins, a summary)
     removed: int = 0  # the log's index of held[lead]
     summaries: int = 0
+    state: dict[str, object] = field(default_factory=dict)  # the key-value state tools write
 
     def add(self, message: Held) -> None:
         self.messages.append(message)
@@ -76,6 +78,7 @@ class PlainAgent:
             "pinned": self.pinned,
             "removed": self.removed,
             "summaries": self.summaries,
+            "state": self.state,
         }
         (self.folder / "state.json").write_text(json.dumps(state))
 
@@ -88,6 +91,8 @@ class PlainAgent:
         if state is None:
             self.messages = stored
             return
+        if "state not restored" not in self.breaks:
+            self.state = state["state"]
         lead = [from_json(r, b) for r, b in state["lead"]]
         self.pinned, self.removed = state["pinned"], state["removed"]
         self.lead, self.summaries = len(lead), state["summaries"]
@@ -179,6 +184,11 @@ class Conversation:
             calls = tuple(reply)  # type: ignore[arg-type]
             a.add(Held("assistant", tuple(Block("call", c) for c in calls)))
             a.add(Held("user", tuple(Block("result", c) for c in calls)))
+            for c in calls:  # the tool writes the agent's state
+                if c.startswith(WRITES):
+                    writes = a.state.get("writes", 0)
+                    assert isinstance(writes, int)
+                    a.state = {"last": c, "writes": writes + 1}
         if self.settings.manager != SUMMARIZING and len(a.messages) > self.settings.keep:
             a.reduce(observed)  # a window is applied after every call
         a.save()
@@ -190,6 +200,9 @@ class Conversation:
 
     def held(self) -> list[Held]:
         return list(self.agent.messages)
+
+    def state(self) -> dict[str, object]:
+        return dict(self.agent.state)
 
     def restore(self) -> None:
         self.agent = PlainAgent(self.settings, self.folder, self.breaks)
@@ -250,6 +263,7 @@ def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
         ("cut splits a pair", MANAGERS, "S6: R4:"),
         ("failed summary counts", (SUMMARIZING,), "S2: R1:"),
         ("fold takes the recent", (SUMMARIZING,), "C1: R5:"),
+        ("state not restored", MANAGERS, "S2: R1: the restored agent holds another state"),
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(
@@ -260,7 +274,8 @@ def test_each_planted_break_fails_with_what_sees_it(
     not sent a folded message, a cut that leaves a result without its call, a failed
     summary that still counts what it meant to fold as removed (strands' too), and a cut
     that moves forward past a tool result into the newest messages a fold always keeps
-    (strands' too)."""
+    (strands' too), and a restore that gives back the conversation but not the agent's
+    state."""
     with pytest.raises(AssertionError) as failed:
         adapter = Adapter(
             frozenset({brk}), name=f"the test's plain agent ({brk})", managers=managers

@@ -34,6 +34,7 @@ from strands.agent.conversation_manager import (  # noqa: E402
 from strands.models.model import Model  # noqa: E402
 from strands.session.file_session_manager import FileSessionManager  # noqa: E402
 from strands.types.exceptions import ContextWindowOverflowException  # noqa: E402
+from strands.types.tools import ToolContext  # noqa: E402
 
 from ctxaudit.concerns.restore import (  # noqa: E402
     MANAGERS,
@@ -41,6 +42,7 @@ from ctxaudit.concerns.restore import (  # noqa: E402
     PROVIDER_DOWN,
     SUMMARIZING,
     SUMMARY_DOWN,
+    WRITES,
     Block,
     Held,
     Observed,
@@ -54,9 +56,14 @@ ASK = "Please summarize this conversation."
 ID = re.compile(r"^\[([a-z]\d+)\]")
 
 
-@tool  # type: ignore[untyped-decorator]
-def lookup(key: str) -> str:
-    """Look a key up (the faked model's one tool): its result names the call it answers."""
+@tool(context=True)  # type: ignore[untyped-decorator]
+def lookup(key: str, tool_context: ToolContext) -> str:
+    """Look a key up (the faked model's one tool): its result names the call it answers.
+    A call the lockstep marks as a writer writes the agent's state, as a tool does."""
+    if key.startswith(WRITES):
+        state = tool_context.agent.state
+        state.set("last", key)
+        state.set("writes", (state.get("writes") or 0) + 1)
     return f"[r-{key}]"
 
 
@@ -245,6 +252,9 @@ class Conversation:
 
     def held(self) -> list[Held]:
         return [held_of(m) for m in self.agent.messages]
+
+    def state(self) -> dict[str, object]:
+        return dict(self.agent.state.get())
 
     def restore(self) -> None:
         self.agent = self.new_agent()
