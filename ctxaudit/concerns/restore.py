@@ -61,6 +61,9 @@ class Settings:
     #: the manager also reduces before a model call that would fill its window (the
     #: harness's proactive compression, best effort), not only on an overflow
     proactive: bool = False
+    #: the agent is built with this many messages of its own (a pre-filled context:
+    #: :func:`opening`), each time it is built, a restore's agent too
+    opening: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,12 @@ class Held:
 
     role: Literal["user", "assistant"]
     blocks: tuple[Block, ...]
+
+
+def opening(n: int) -> list[Held]:
+    """The messages an agent is built with (:attr:`Settings.opening`): a user's and an
+    answer, in turn, their ids ``o0``, ``o1``, ..."""
+    return [Held("assistant" if i % 2 else "user", (Block("text", f"o{i}"),)) for i in range(n)]
 
 
 @dataclass(frozen=True)
@@ -176,6 +185,8 @@ class RestoreAdapter(Protocol):
     stores: tuple[str, ...]
     #: its managers can also reduce proactively (:attr:`Settings.proactive`)
     proactive: bool
+    #: its agent can be built with messages of its own (:attr:`Settings.opening`)
+    opens: bool
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         """A new agent under ``settings`` whose session lives in ``folder``."""

@@ -52,6 +52,7 @@ from ctxaudit.concerns.restore import (
     RestoreStep,
     Settings,
     Turn,
+    opening,
 )
 from ctxaudit.invariants.restore import (
     check_held,
@@ -95,6 +96,7 @@ def settings_for(adapter: RestoreAdapter) -> st.SearchStrategy[Settings]:
         pin=pins,
         store=st.sampled_from(adapter.stores),
         proactive=st.booleans() if adapter.proactive else st.just(False),
+        opening=st.integers(0, 2) if adapter.opens else st.just(0),
     )
 
 
@@ -130,7 +132,8 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             self.folder = Path(tempfile.mkdtemp(prefix="ctxaudit-restore-"))
             self.conversation = adapter.conversation(settings, self.folder)
             self.ids = itertools.count()
-            self.added: list[str] = []  # every message's id the agent added, in order
+            #: every message's id the agent added, in order (those it was built with first)
+            self.added: list[str] = [key(m) for m in opening(settings.opening)]
             self.summaries: dict[str, tuple[str, ...]] = {}
             self.pinned: list[str] = []
             #: how many messages the conversation surely had when the manager first may

@@ -48,6 +48,7 @@ from ctxaudit.concerns.restore import (  # noqa: E402
     Observed,
     Settings,
     Turn,
+    opening,
 )
 from ctxaudit.outcomes import CouldNotCheck, carries_injected, could_not_check, injected  # noqa: E402
 
@@ -215,6 +216,10 @@ class Conversation:
     def new_agent(self) -> Any:
         return Agent(
             model=self.model,
+            messages=[
+                {"role": m.role, "content": [{"text": f"[{m.blocks[0].id}] opening"}]}
+                for m in opening(self.settings.opening)
+            ],
             tools=[lookup],
             agent_id="agent",
             conversation_manager=manager(self.settings),
@@ -268,6 +273,7 @@ class Restore:
 
     managers = MANAGERS
     pins: bool
+    opens = True  # Agent(messages=...): "Initialize an agent with existing messages"
 
     def __init__(self, version: str = "") -> None:
         import inspect
@@ -297,9 +303,13 @@ class Restore:
             if settings.store == "snapshot"
             else "FileSessionManager(storage_dir=...)"
         )
+        agent = f"Agent(messages=<{settings.opening} of its own>) " if settings.opening else ""
         if settings.manager == SUMMARIZING:
-            return (
+            return agent + (
                 f"SummarizingConversationManager(summary_ratio={settings.share}, "
                 f"preserve_recent_messages={settings.keep}{pin}) with {store}"
             )
-        return f"SlidingWindowConversationManager(window_size={settings.keep}{pin}) with {store}"
+        return (
+            agent
+            + f"SlidingWindowConversationManager(window_size={settings.keep}{pin}) with {store}"
+        )
