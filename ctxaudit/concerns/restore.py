@@ -47,6 +47,9 @@ PROVIDER_DOWN = "ctxaudit: the provider failed"
 #: a tool call whose id starts with this writes the agent's key-value state, as a tool
 #: does: its id under ``"last"``, and one more under ``"writes"`` (read, then written)
 WRITES = "w"
+#: a tool call whose id starts with this asks the user before it runs (an approval): the
+#: agent stops there, the call held without its result, until the user answers
+ASKS = "q"
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,11 @@ class Turn:
     #: error (:data:`PROVIDER_DOWN`): the turn raises it, what came before stays held,
     #: and the user goes on with another prompt
     error_at: int | None = None
+    #: the round (by index: one call, its id starting with :data:`ASKS`) whose tool asks
+    #: the user before it runs: the agent stops there, and the rest of the turn (that
+    #: tool's result, the later rounds, the answer; an overflow or an error scripted
+    #: after it) comes when the user answers (:meth:`Conversation.answer`)
+    asks_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,8 @@ class Observed:
     #: for each of ``summaries``, the conversation the agent held when it asked for it
     #: (the one the fold cut, before the summary replaced anything)
     held_at: tuple[tuple[Held, ...], ...]
+    #: the call stopped awaiting the user's answer to a tool that asks (:data:`ASKS`)
+    asked: bool = False
 
 
 @dataclass(frozen=True)
@@ -158,6 +168,11 @@ class Conversation(Protocol):
         other error is raised: ctxaudit's own as ``CouldNotCheck``, the harness's as
         it is."""
 
+    def answer(self) -> Observed:
+        """The user approves the call that awaits an answer (in the agent that stopped, or
+        in a restored one, as the harness's users resume): its tool runs and the turn goes
+        on as its :class:`Turn` scripted. Errors as :meth:`turn`."""
+
     def held(self) -> list[Held]:
         """The conversation the agent holds now, oldest first."""
 
@@ -187,6 +202,8 @@ class RestoreAdapter(Protocol):
     proactive: bool
     #: its agent can be built with messages of its own (:attr:`Settings.opening`)
     opens: bool
+    #: its tools can stop the agent to ask the user (:attr:`Turn.asks_at`)
+    asks: bool
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         """A new agent under ``settings`` whose session lives in ``folder``."""

@@ -11,7 +11,9 @@ reduces the conversation mid-turn (with a tool call's results just added, or wit
 prompt alone); a proactive manager may find the window full before any call; in an eighth
 of the turns every summary asked for fails (reactively the turn fails, proactively it goes
 on); in some turns a model call fails with a provider error, ending the turn without an
-answer. Between turns the agent is restored from its
+answer; in some a tool asks the user before it runs, stopping the agent until the user
+answers (a restore may come between, and the rest of the turn, an overflow included,
+comes with the answer). Between turns the agent is restored from its
 session (a new agent over the same storage) and the conversation goes on with the restored
 one: restores before any reduction, right after one, after several, and reductions after a
 restore.
@@ -38,15 +40,23 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from ctxaudit import shapes
 from ctxaudit.concerns.restore import (
+    ASKS,
     SUMMARIZING,
     WINDOW,
     WRITES,
     FoldStep,
     Held,
+    Observed,
     RegionStep,
     RestoreAdapter,
     RestoreStep,
@@ -142,6 +152,9 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             self.reduced = False
             self.restored = False
             self.summary_failed = False
+            #: the turn whose call awaits the user's answer, with the reply its scripted
+            #: fault ends it at (None: no call awaits)
+            self.pending: tuple[Turn, int | None] | None = None
 
         def teardown(self) -> None:
             conversation = getattr(self, "conversation", None)
@@ -151,6 +164,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
         def next_id(self, prefix: str) -> str:
             return f"{prefix}{next(self.ids)}"
 
+        @precondition(lambda self: self.pending is None)
         @rule(
             rounds=st.lists(st.integers(1, 3), max_size=2),
             overflow=st.one_of(st.none(), st.integers(0, 2)),
@@ -164,6 +178,9 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             # the round whose calls write the agent's state (some turns write none, so a
             # change of the manager's state alone must be saved too)
             writer=st.one_of(st.none(), st.integers(0, 1)),
+            # the round whose one call asks the user before it runs: the turn stops there
+            # until the user answers (a restore may come between)
+            asks=st.one_of(st.none(), st.none(), st.integers(0, 1)) if adapter.asks else st.none(),
         )
         def turn(
             self,
@@ -173,10 +190,14 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             summary_fails: bool,
             error: int | None = None,
             writer: int | None = None,
+            asks: int | None = None,
         ) -> None:
             prompt = self.next_id("u")
+            ask = None if asks is None or not rounds else min(asks, len(rounds) - 1)
             replies = tuple(
-                tuple(self.next_id(WRITES if i == writer else "t") for _ in range(n))
+                (self.next_id(ASKS),)
+                if i == ask
+                else tuple(self.next_id(WRITES if i == writer else "t") for _ in range(n))
                 for i, n in enumerate(rounds)
             )
             answer = self.next_id("a")
@@ -187,37 +208,99 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             err = None if error is None or at is not None else min(error, len(replies))
             if err is not None and full_at is not None and full_at > err:
                 full_at = None  # the turn ends before that call
-            turn = Turn(prompt, (*replies, ()), at, answer, full_at, summary_fails, err)
+            if ask is not None:
+                full_at = None  # (a proactive reduction is not drawn in a turn that asks)
+            turn = Turn(prompt, (*replies, ()), at, answer, full_at, summary_fails, err, ask)
             note(f"turn({turn!r})")
             before = len(self.added)
             observed = self.conversation.turn(turn)
             if summary_fails and (at is not None or full_at is not None):
                 self.summary_failed |= self.settings.manager == SUMMARIZING
+            stop = err if err is not None else at  # where a scripted fault may end the turn
+            if ask is not None and (err is None or err > ask) and not observed.raised:
+                # the agent stops at the call that asks: the prompt, the rounds before it
+                # and that call were added; the rest comes with the user's answer
+                self.expect_asked(observed, True)
+                went = [prompt, *self.pairs(replies[:ask]), replies[ask][0]]
+                self.pending = (turn, stop if stop is not None and stop > ask else None)
+                _event("a tool asked the user")
+            else:
+                if observed.raised and ask is not None and stop is not None and stop > ask:
+                    raise CouldNotCheck(
+                        f"{adapter.name} raised where the turn scripted a tool that asks the "
+                        "user first: the lockstep cannot tell what it added"
+                    )
+                self.expect_asked(observed, False)
+                went = [prompt, *self.settle(observed, replies, stop, answer, err is not None)]
+            self.after(observed, went, before, at is not None or full_at is not None)
+
+        @precondition(lambda self: self.pending is not None)
+        @rule()
+        def answer(self) -> None:
+            """The user approves the call that awaits an answer: the turn goes on."""
+            assert self.pending is not None
+            turn, stop = self.pending
+            ask = turn.asks_at
+            assert ask is not None
+            self.pending = None
+            note("answer()")
+            before = len(self.added)
+            observed = self.conversation.answer()
+            self.expect_asked(observed, False)
+            replies = turn.replies[:-1]
+            went = [f"r-{replies[ask][0]}"]
+            later = None if stop is None else stop - ask - 1
+            error = turn.error_at is not None
+            rest = self.settle(observed, replies[ask + 1 :], later, turn.answer, error)
+            self.after(observed, went + rest, before, turn.overflow_at is not None)
+
+        def expect_asked(self, observed: Observed, asked: bool) -> None:
+            if observed.asked != asked:
+                raise CouldNotCheck(
+                    f"{adapter.name} {'did not stop' if asked else 'stopped'} to ask the user "
+                    "where the turn scripted otherwise: the lockstep cannot tell what it added"
+                )
+
+        @staticmethod
+        def pairs(rounds: tuple[tuple[str, ...], ...]) -> list[str]:
+            """What rounds of tool calls add: each call message and its results message."""
+            return [k for calls in rounds for k in (calls[0], f"r-{calls[0]}")]
+
+        def settle(
+            self,
+            observed: Observed,
+            replies: tuple[tuple[str, ...], ...],
+            stop: int | None,
+            answer: str,
+            error: bool,
+        ) -> list[str]:
+            """What a stretch of model calls added (``stop``: the reply, by index, whose call
+            a scripted fault ends the turn at): each round, and the answer; a turn that
+            raised did so at the failed call, or at the overflowed one whose reduction
+            failed: what came before it was added."""
             if observed.raised:
                 note(f"  raised {observed.raised}")
-                if err is not None:
+                if error:
                     _event("a provider error ended a turn")
-            elif err is not None:
+                return self.pairs(replies[: stop or 0])
+            if error:
                 raise CouldNotCheck(
-                    f"{adapter.name} went on past the provider error of call {err}: the "
-                    "lockstep cannot tell what the turn added"
+                    f"{adapter.name} went on past a provider error: the lockstep cannot tell "
+                    "what the turn added"
                 )
+            return [*self.pairs(replies), answer]
+
+        def after(self, observed: Observed, went: list[str], before: int, reduces: bool) -> None:
+            """The checks after a turn or an answer: R5 on its summaries, R2-R4 on what the
+            agent holds."""
             self.summaries.update(observed.summaries)
             for (summary, sent), then in zip(observed.summaries, observed.held_at, strict=True):
                 self.check_fold(summary, sent, then)
             held = self.conversation.held()
             note(f"  held: {' '.join(key(m) for m in held)}")
-            # what the turn added: the prompt, each round's calls and their results, the
-            # answer; a turn that raised did so at the failed call, or at the overflowed
-            # one whose reduction failed: what came before it was added
-            stop = err if err is not None else at
-            done = replies if not observed.raised else replies[: stop or 0]
-            went = [prompt] + [k for calls in done for k in (calls[0], f"r-{calls[0]}")]
-            if not observed.raised:
-                went.append(answer)
             self.added += went
             if self.pin_bound is None:
-                if at is not None or full_at is not None:  # at a model call of this turn
+                if reduces:  # at a model call of this turn
                     self.pin_bound = before + 1
                 elif self.settings.manager != SUMMARIZING:  # a window, after every call
                     self.pin_bound = len(self.added)
@@ -255,6 +338,8 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
 
         @rule()
         def restore(self) -> None:
+            if self.pending is not None:
+                _event("restored while a call awaits the user")
             step = RestoreStep(self.settings, self.reduced, self.summary_failed)
             finding = left_out(step)
             if finding is not None:
@@ -288,9 +373,10 @@ class NotApplicable(Exception):
     """The harness does not have what the program needs: the reason."""
 
 
-#: a program's step: a turn's drawn values (the turn rule's arguments), or None: a restore
-Step = dict[str, Any] | None
-RESTORE: Step = None
+#: a program's step: a rule of the machine and its arguments, as a search draws them
+Step = tuple[str, dict[str, Any]]
+RESTORE: Step = ("restore", {})
+ANSWER: Step = ("answer", {})
 
 
 def turn(
@@ -300,16 +386,11 @@ def turn(
     summary_fails: bool = False,
     error: int | None = None,
     writer: int | None = None,
+    asks: int | None = None,
 ) -> Step:
     """A turn of a program, as the search would draw it."""
-    return dict(
-        rounds=rounds,
-        overflow=overflow,
-        full=full,
-        summary_fails=summary_fails,
-        error=error,
-        writer=writer,
-    )
+    drawn = dict(overflow=overflow, full=full, summary_fails=summary_fails, error=error)
+    return ("turn", dict(rounds=rounds, **drawn, writer=writer, asks=asks))
 
 
 def _fold_twice() -> list[Step]:
@@ -323,6 +404,19 @@ def _fold_twice() -> list[Step]:
         turn([1, 2], writer=1),
         turn([], overflow=0),
         RESTORE,
+        turn([1]),
+    ]
+
+
+def _ask_and_restore() -> list[Step]:
+    return [
+        turn([1]),
+        turn([1, 1, 1], overflow=2, asks=1, writer=0),
+        RESTORE,
+        ANSWER,
+        RESTORE,
+        turn([1], asks=0),
+        ANSWER,
         turn([1]),
     ]
 
@@ -365,6 +459,11 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [turn([1], error=1, writer=0), turn([], overflow=0), RESTORE, turn([1])],
     ),
+    # a tool that asks the user stops the turn; the agent is restored while the call awaits
+    # the answer, answered, and the turn goes on to an overflow (a fold or a trim with the
+    # answered call's result just added), then a restore again
+    "summary-asks-restored": (SUMMARIZING, 2, None, False, _ask_and_restore()),
+    "window-asks-restored": (WINDOW, 3, None, False, _ask_and_restore()),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }
@@ -385,14 +484,13 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
         raise NotApplicable(f"{adapter.name} pins no message")
     if proactive and not adapter.proactive:
         raise NotApplicable(f"{adapter.name} reduces only on an overflow")
+    if not adapter.asks and any(rule_name == "answer" for rule_name, _ in steps):
+        raise NotApplicable(f"{adapter.name} has no tool that asks the user")
     machine: Any = make_machine(adapter, left_out)()  # its rules, called as a search calls them
     try:
         machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive))
-        for step in steps:
-            if step is None:  # RESTORE
-                machine.restore()
-            else:
-                machine.turn(**step)
+        for rule_name, drawn in steps:
+            getattr(machine, rule_name)(**drawn)
     finally:
         machine.teardown()
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from ctxaudit.concerns.restore import (
+    ASKS,
     MANAGERS,
     OVERFLOW,
     PROVIDER_DOWN,
@@ -69,6 +70,7 @@ class PlainAgent:
     removed: int = 0  # the log's index of held[lead]
     summaries: int = 0
     state: dict[str, object] = field(default_factory=dict)  # the key-value state tools write
+    pending: str | None = None  # the call that awaits the user's answer
 
     def add(self, message: Held) -> None:
         self.messages.append(message)
@@ -84,6 +86,7 @@ class PlainAgent:
             "removed": self.removed,
             "summaries": self.summaries,
             "state": self.state,
+            "pending": self.pending,
         }
         (self.folder / "state.json").write_text(json.dumps(state))
 
@@ -98,6 +101,10 @@ class PlainAgent:
             return
         if "state not restored" not in self.breaks:
             self.state = state["state"]
+        self.pending = state["pending"]
+        if self.pending is not None and "restore answers the pending" in self.breaks:
+            self.pending = None  # as if a repair gave the trailing call an error result
+            stored.append(from_json("user", [["result", state["pending"]]]))
         lead = [from_json(r, b) for r, b in state["lead"]]
         self.pinned, self.removed = state["pinned"], state["removed"]
         self.lead, self.summaries = len(lead), state["summaries"]
@@ -162,6 +169,10 @@ class Conversation:
     def __init__(self, settings: Settings, folder: Path, breaks: frozenset[str]) -> None:
         self.settings, self.folder, self.breaks = settings, folder, breaks
         self.agent = self.build()
+        #: the turn under way and its model calls still to come (kept across restores,
+        #: as the faked model of a harness keeps its script)
+        self.current = Turn("", ((),))
+        self.script: list[tuple[int, object]] = []
 
     def build(self) -> PlainAgent:
         """An agent over the folder: a new session stores the messages it is built with,
@@ -175,15 +186,30 @@ class Conversation:
         return agent
 
     def turn(self, turn: Turn) -> Observed:
-        a, observed = self.agent, list[Summary]()
-        a.add(Held("user", (Block("text", turn.prompt),)))
+        self.agent.add(Held("user", (Block("text", turn.prompt),)))
         replies: list[object] = list(turn.replies)
         if turn.overflow_at is not None:
             replies.insert(turn.overflow_at, OVERFLOW)
         if turn.error_at is not None:
             replies.insert(turn.error_at, PROVIDER_DOWN)
-        raised = None
-        for call, reply in enumerate(replies):
+        self.script, self.current = list(enumerate(replies)), turn
+        return self.run()
+
+    def answer(self) -> Observed:
+        """The asked call's tool runs (its result added), and the turn goes on."""
+        a = self.agent
+        if a.pending is None:
+            raise RuntimeError("no call awaits an answer")
+        a.add(Held("user", (Block("result", a.pending),)))
+        a.pending = None
+        return self.run()
+
+    def run(self) -> Observed:
+        """The turn's model calls from where it stands, until it ends or a tool asks."""
+        a, turn, observed = self.agent, self.current, list[Summary]()
+        raised, asked = None, False
+        while self.script:
+            call, reply = self.script.pop(0)
             if self.settings.proactive and call == turn.full_at:
                 a.reduce(observed, turn.summary_fails)  # best effort: a failure is let go
             if reply == PROVIDER_DOWN:
@@ -199,12 +225,17 @@ class Conversation:
                 break
             calls = tuple(reply)  # type: ignore[arg-type]
             a.add(Held("assistant", tuple(Block("call", c) for c in calls)))
+            if calls[0].startswith(ASKS):  # the tool asks the user first: the agent stops
+                a.pending, asked = calls[0], True
+                break
             a.add(Held("user", tuple(Block("result", c) for c in calls)))
             for c in calls:  # the tool writes the agent's state
                 if c.startswith(WRITES):
                     writes = a.state.get("writes", 0)
                     assert isinstance(writes, int)
                     a.state = {"last": c, "writes": writes + 1}
+        if not asked:
+            self.script = []
         if self.settings.manager != SUMMARIZING and len(a.messages) > self.settings.keep:
             a.reduce(observed)  # a window is applied after every call
         a.save()
@@ -212,6 +243,7 @@ class Conversation:
             raised,
             tuple((name, sent) for name, sent, _ in observed),
             tuple(t for *_, t in observed),
+            asked,
         )
 
     def held(self) -> list[Held]:
@@ -236,6 +268,7 @@ class Adapter:
     stores: tuple[str, ...] = ("log",)
     proactive: bool = True
     opens: bool = True
+    asks: bool = True
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         return Conversation(settings, folder, self.breaks)
@@ -281,6 +314,7 @@ def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
         ("fold takes the recent", (SUMMARIZING,), "C1: R5:"),
         ("state not restored", MANAGERS, "S2: R1: the restored agent holds another state"),
         ("opening added again", MANAGERS, "S2: R1: the restored agent holds another conv"),
+        ("restore answers the pending", MANAGERS, "S2: R1: the restored agent holds another conv"),
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(
@@ -292,7 +326,8 @@ def test_each_planted_break_fails_with_what_sees_it(
     summary that still counts what it meant to fold as removed (strands' too), and a cut
     that moves forward past a tool result into the newest messages a fold always keeps
     (strands' too), a restore that gives back the conversation but not the agent's
-    state, and one that adds the messages the agent is built with again."""
+    state, one that adds the messages the agent is built with again, and one that gives a
+    call awaiting the user's answer a result of its own."""
     with pytest.raises(AssertionError) as failed:
         adapter = Adapter(
             frozenset({brk}), name=f"the test's plain agent ({brk})", managers=managers

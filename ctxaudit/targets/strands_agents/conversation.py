@@ -37,6 +37,7 @@ from strands.types.exceptions import ContextWindowOverflowException  # noqa: E40
 from strands.types.tools import ToolContext  # noqa: E402
 
 from ctxaudit.concerns.restore import (  # noqa: E402
+    ASKS,
     MANAGERS,
     OVERFLOW,
     PROVIDER_DOWN,
@@ -60,7 +61,11 @@ ID = re.compile(r"^\[([a-z]\d+)\]")
 @tool(context=True)  # type: ignore[untyped-decorator]
 def lookup(key: str, tool_context: ToolContext) -> str:
     """Look a key up (the faked model's one tool): its result names the call it answers.
-    A call the lockstep marks as a writer writes the agent's state, as a tool does."""
+    A call the lockstep marks as a writer writes the agent's state, as a tool does; one it
+    marks as asking interrupts the agent for the user's approval first (strands' interrupts,
+    "human-in-the-loop"), and runs when the user answers."""
+    if key.startswith(ASKS):
+        tool_context.interrupt("approve", reason=key)
     if key.startswith(WRITES):
         state = tool_context.agent.state
         state.set("last", key)
@@ -212,6 +217,7 @@ class Conversation:
         self.model = ScriptedModel()
         self.model.holding = lambda: self.agent.messages
         self.agent = self.new_agent()
+        self.awaiting: list[str] = []  # the ids of the interrupts that await the user
 
     def new_agent(self) -> Any:
         return Agent(
@@ -236,10 +242,23 @@ class Conversation:
         self.model.replies = replies
         self.model.calls, self.model.full_at = 0, turn.full_at
         self.model.summary_fails = turn.summary_fails
+        return self.call(f"[{turn.prompt}] ask")
+
+    def answer(self) -> Observed:
+        """The user approves each call that awaits an answer, with the ids the stopped
+        call returned (as an application keeps them for its user, across a restart)."""
+        return self.call(
+            [{"interruptResponse": {"interruptId": i, "response": "yes"}} for i in self.awaiting]
+        )
+
+    def call(self, prompt: Any) -> Observed:
+        """One call of the agent, as its user makes it."""
         before = len(self.model.summaries)
-        raised = None
+        raised, self.awaiting = None, []
         try:
-            self.agent(f"[{turn.prompt}] ask")
+            result = self.agent(prompt)
+            if result.stop_reason == "interrupt":
+                self.awaiting = [i.id for i in result.interrupts or ()]
         except Exception as e:
             # ctxaudit's own error (the script ran out, a bug in the fake) is never the
             # agent's failed reduction: the lockstep could not check the turn
@@ -252,7 +271,10 @@ class Conversation:
                 raise
             raised = f"{type(e).__name__}: {e}"
         return Observed(
-            raised, tuple(self.model.summaries[before:]), tuple(self.model.held_at[before:])
+            raised,
+            tuple(self.model.summaries[before:]),
+            tuple(self.model.held_at[before:]),
+            bool(self.awaiting),
         )
 
     def held(self) -> list[Held]:
@@ -274,6 +296,7 @@ class Restore:
     managers = MANAGERS
     pins: bool
     opens = True  # Agent(messages=...): "Initialize an agent with existing messages"
+    asks = True  # a tool's ToolContext.interrupt (interrupts came before 1.40.0)
 
     def __init__(self, version: str = "") -> None:
         import inspect
