@@ -79,6 +79,14 @@ from ctxaudit.outcomes import CouldNotCheck
 #: the shape coverage this lockstep reports (ctxaudit/shapes.py)
 RESTORES = "restore: the manager × what the conversation had been through at a restore"
 HISTORY = ("nothing reduced", "reduced", "reduced with pins", "reduced after a restore")
+#: what else the agent had been through at a restore, beyond its reductions
+ALSO = "restore: the manager × what else the agent had at a restore"
+ALSO_HAD = (
+    "its state written",
+    "messages of its own",
+    "a call awaiting the user",
+    "a turn a provider error ended",
+)
 #: the oldest of the messages a fold must keep (R5): where a cut that keeps tool calls with
 #: their results would have to move
 RECENT = "restore: a summarizing fold × the oldest message it must keep"
@@ -122,6 +130,21 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
     shapes.declare(
         table, ("the manager", tuple(adapter.managers)), ("the conversation had", HISTORY), absent
     )
+    also_table = f"{ALSO} ({adapter.name})"
+    shapes.declare(
+        also_table,
+        ("the manager", tuple(adapter.managers)),
+        ("the agent had", ALSO_HAD),
+        {
+            (m, had): why
+            for m in adapter.managers
+            for had, why in (
+                (ALSO_HAD[1], f"{adapter.name} is not built with messages of its own"),
+                (ALSO_HAD[2], f"{adapter.name} has no tool that asks the user"),
+            )
+            if not (adapter.opens if had == ALSO_HAD[1] else adapter.asks)
+        },
+    )
     recent_table = f"{RECENT} ({adapter.name})"
     if SUMMARIZING in adapter.managers:
         shapes.declare(
@@ -151,6 +174,8 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             self.pin_bound: int | None = None
             self.reduced = False
             self.restored = False
+            self.state_written = False  # a tool call that writes the agent's state ran
+            self.errored = False  # a provider error ended a turn
             self.summary_failed = False
             #: the turn whose call awaits the user's answer, with the reply its scripted
             #: fault ends it at (None: no call awaits)
@@ -281,6 +306,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             if observed.raised:
                 note(f"  raised {observed.raised}")
                 if error:
+                    self.errored = True
                     _event("a provider error ended a turn")
                 return self.pairs(replies[: stop or 0])
             if error:
@@ -299,6 +325,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             held = self.conversation.held()
             note(f"  held: {' '.join(key(m) for m in held)}")
             self.added += went
+            self.state_written |= any(k.startswith(f"r-{WRITES}") for k in went)
             if self.pin_bound is None:
                 if reduces:  # at a model call of this turn
                     self.pin_bound = before + 1
@@ -364,6 +391,13 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             )
             assert not broken, "S2: " + "\n".join(broken)
             shapes.reached(table, self.settings.manager, had)
+            for also, were in zip(
+                ALSO_HAD,
+                (self.state_written, self.settings.opening > 0, self.pending, self.errored),
+                strict=True,
+            ):
+                if were:
+                    shapes.reached(also_table, self.settings.manager, also)
             _event(f"restored: {had}")
 
     return RestoreLockstep
