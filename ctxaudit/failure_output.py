@@ -404,7 +404,7 @@ def replay_command(item: pytest.Item, config: pytest.Config, blob: str) -> str:
     via = os.environ.get("CTXAUDIT_REPLAY_COMMAND")
     if via:  # a child run (a lightspeed-stack tree's environment): its parent's command
         return f"{via} --replay={blob}"
-    words = [invocation(), "test", item.nodeid]
+    words = [invocation(), "test", *_located(item, config)]
     for option in config.stash.get(_TARGET_OPTIONS_KEY, []):
         value = config.getoption(option, default="")
         if value:
@@ -415,3 +415,27 @@ def replay_command(item: pytest.Item, config: pytest.Config, blob: str) -> str:
     )
     prefix = f"CTXAUDIT_PROFILE={profile} " if profile != profiles.DEFAULT else ""
     return prefix + shlex.join(words)
+
+
+#: ctxaudit's pytest setup, as ``-p`` names it
+_PLUGIN = "ctxaudit.pytest_plugin"
+
+
+def _located(item: pytest.Item, config: pytest.Config) -> list[str]:
+    """``item`` named so ``ctxaudit test`` finds it. It runs in the root of ctxaudit's
+    files, so a test there is named by its node id; a test of a suite outside them (the
+    concerns' shared suites of an installed ctxaudit, a target package's own) by its
+    whole path, its node ids counted from where this run counted them. Outside
+    ``tests/`` no conftest of ctxaudit's loads its pytest setup: a run that named it
+    (``-p ctxaudit.pytest_plugin``, as the audit runs every suite) has the command name
+    it too (the options a replay repeats are the setup's)."""
+    from ctxaudit.paths import REPO_ROOT
+
+    root = REPO_ROOT.resolve()
+    path = Path(str(item.path)).resolve()
+    named = _PLUGIN in (getattr(config.option, "plugins", None) or [])
+    plugin = ["-p", _PLUGIN] if named and not path.is_relative_to(root / "tests") else []
+    tail = item.nodeid[item.nodeid.find("::") :] if "::" in item.nodeid else ""
+    if path.is_relative_to(root):
+        return [f"{path.relative_to(root)}{tail}", *plugin]
+    return [f"{path}{tail}", *plugin, f"--rootdir={config.rootpath}"]

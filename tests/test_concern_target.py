@@ -75,6 +75,14 @@ def test_a_harness_with_an_adapter_and_no_test_gets_its_finding_and_its_rerun(
                            text=True, check=False)  # fmt: skip
     assert rerun.returncode == 1, rerun.stdout[-3000:] + rerun.stderr[-2000:]
     assert "B3: TokenMeter broke" in rerun.stdout, rerun.stdout[-3000:]
+    # the failure's replay command, as the rerun printed it, runs that example alone
+    # and fails the same way (it names the shared suite's target and version)
+    (replay,) = [ln.strip() for ln in rerun.stdout.splitlines() if "--replay=" in ln]
+    assert "--concern-target=toymeter" in replay, replay
+    again = subprocess.run(["bash", "-c", replay], cwd=ROOT, capture_output=True, text=True,
+                           check=False)  # fmt: skip
+    assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
+    assert "B3: TokenMeter broke" in again.stdout and "1 failed" in again.stdout, again.stdout
 
     meter = installed / "meter.py"
     assert meter.read_text().count(BUG) == 1

@@ -361,6 +361,8 @@ def test_a_harness_with_no_test_of_its_own_reaches_its_finding_and_its_gate_from
             verdicts = json.loads((out / "toymeter-1.0/findings.json").read_text())["verdicts"]
             assert verdicts == ({"B1": "holds", "B2": "holds", "B3": "holds"} if fixed else
                                 {**verdicts, "B3": "fails"}), verdicts  # fmt: skip
+            if not fixed:
+                _reruns_as_printed(out / "toymeter-1.0/findings.md", src, env)
         # exit 0 with --mutation: the gate passed; the shared suite killed the meter's mutants
         mutants = json.loads((out / "toymeter-1.0/mutation.json").read_text())["files"]
         statuses = [m["status"] for m in mutants["toymeter/meter.py"]["mutants"]]
@@ -368,3 +370,19 @@ def test_a_harness_with_no_test_of_its_own_reaches_its_finding_and_its_gate_from
     finally:
         _run([str(UV), "pip", "uninstall", "-q", "--python", python, "toymeter"], tmp_path,
              dict(os.environ))  # fmt: skip
+
+
+def _reruns_as_printed(findings_md: Path, cwd: Path, env: dict[str, str]) -> None:
+    """A new finding's rerun command, run as printed from the harness's folder, fails
+    again; so does the replay command that failure prints (the example alone)."""
+    md = findings_md.read_text()
+    reruns = [ln.split("Rerun: `", 1)[1].split("`")[0] for ln in md.splitlines()
+              if "Rerun: `" in ln]  # fmt: skip
+    assert reruns, md
+    rerun = subprocess.run(["bash", "-c", reruns[0]], cwd=cwd, env=env, capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert rerun.returncode == 1 and "1 failed" in rerun.stdout, rerun.stdout[-3000:]
+    (replay,) = [ln.strip() for ln in rerun.stdout.splitlines() if "--replay=" in ln]
+    again = subprocess.run(["bash", "-c", replay], cwd=cwd, env=env, capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert again.returncode == 1 and "1 failed" in again.stdout, replay + again.stdout[-3000:]

@@ -24,8 +24,10 @@ def declared() -> list[tuple[Target, PytestOption]]:
 
 
 def names() -> list[str]:
-    """The options' names: a replay command repeats those given."""
-    return [option.name for _, option in declared()]
+    """The options' names, the shared suites' target and version among them: a replay
+    command repeats those given."""
+    shared = [concern_suites.TARGET_OPTION, concern_suites.SPEC_OPTION]
+    return [option.name for _, option in declared()] + shared
 
 
 def addoption(parser: pytest.Parser) -> None:
