@@ -305,6 +305,16 @@ def write_reports(report: TargetReport, out_root: Path) -> Path:
     payload["known"] = [
         {**k, "reproduce": report.printed(reproduce_command(report, k))} for k in report.known
     ]
+    # each new finding's rerun and the replay of its example, as findings.md prints them
+    # (and the maintainers' pytest plugin, which reads this file)
+    payload["findings"] = [
+        {
+            **asdict(f),
+            "command": report.printed(rerun_command(report, f.test)),
+            "replay": report.printed(example_command(report, f)),
+        }
+        for f in report.findings
+    ]
     # both or neither: a findings.md never sits beside another run's findings.json
     atomic.write_texts(
         {
@@ -343,6 +353,7 @@ def render_markdown(report: TargetReport) -> str:
         names=dict(kind.properties),
         heading=heading,
         rerun=lambda nodeid: rerun_command(report, nodeid),
+        example=lambda finding: example_command(report, finding),
         reproduce=lambda known: reproduce_command(report, known),
         registry=kind.findings_registry,
     )
@@ -364,6 +375,18 @@ def rerun_command(report: TargetReport, nodeid: str) -> str:
     recorded = {k: v for k, v in report.environment.items() if k in IMPORT_VARIABLES}
     lead = assignments(recorded)
     return f"{lead} {cmd}" if lead else cmd
+
+
+def example_command(report: TargetReport, finding: Finding) -> str:
+    """The rerun command of ``finding``'s test that runs its shrunk example alone
+    (``--replay``, the blob of the ``@reproduce_failure`` Hypothesis printed), or ""
+    where Hypothesis printed none (the rerun then searches again, same seed)."""
+    from ctxaudit.replay import blob_text, parse_blob
+
+    found = parse_blob(finding.reproduction)
+    if found is None:
+        return ""
+    return f"{rerun_command(report, finding.test)} --replay={blob_text(found[1])}"
 
 
 def reproduce_command(report: TargetReport, known: Mapping[str, Any]) -> str:

@@ -352,6 +352,9 @@ def judge_property(report: dict[str, Any], prop: str, accepted: set[str] | None)
         lines += ["", f"new finding: {f.get('message', '')}", f"  test: {f.get('test', '')}"]
         if f.get("reproduction"):
             lines += ["  " + ln for ln in str(f["reproduction"]).splitlines()]
+        # the commands that run it again, as its report prints them (from any folder)
+        lines += [f"  {said}: {f[k]}" for said, k in (("rerun", "command"), ("replay", "replay"))
+                  if f.get(k)]  # fmt: skip
     for fid, explained in known.items():
         said = " (accepted by the baseline)" if accepted is not None and fid in accepted else ""
         lines += ["", f"known finding {fid}{said}: {summaries.get(fid, '')}"]

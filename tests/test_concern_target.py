@@ -83,6 +83,11 @@ def test_a_harness_with_an_adapter_and_no_test_gets_its_finding_and_its_rerun(
                            check=False)  # fmt: skip
     assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
     assert "B3: TokenMeter broke" in again.stdout and "1 failed" in again.stdout, again.stdout
+    # the report's own replay of the example, likewise
+    (printed,) = [ln.split("`")[1] for ln in md.splitlines() if ln.startswith("Replay (")]
+    again = subprocess.run(["bash", "-c", printed], cwd=ROOT, capture_output=True, text=True,
+                           check=False)  # fmt: skip
+    assert again.returncode == 1 and "1 failed" in again.stdout, printed + again.stdout[-3000:]
 
     meter = installed / "meter.py"
     assert meter.read_text().count(BUG) == 1

@@ -374,7 +374,8 @@ def test_a_harness_with_no_test_of_its_own_reaches_its_finding_and_its_gate_from
 
 def _reruns_as_printed(findings_md: Path, cwd: Path, env: dict[str, str]) -> None:
     """A new finding's rerun command, run as printed from the harness's folder, fails
-    again; so does the replay command that failure prints (the example alone)."""
+    again; so do the replay commands of its example alone, the one that failure prints
+    and the report's."""
     md = findings_md.read_text()
     reruns = [ln.split("Rerun: `", 1)[1].split("`")[0] for ln in md.splitlines()
               if "Rerun: `" in ln]  # fmt: skip
@@ -383,6 +384,8 @@ def _reruns_as_printed(findings_md: Path, cwd: Path, env: dict[str, str]) -> Non
                            text=True, check=False)  # fmt: skip
     assert rerun.returncode == 1 and "1 failed" in rerun.stdout, rerun.stdout[-3000:]
     (replay,) = [ln.strip() for ln in rerun.stdout.splitlines() if "--replay=" in ln]
-    again = subprocess.run(["bash", "-c", replay], cwd=cwd, env=env, capture_output=True,
-                           text=True, check=False)  # fmt: skip
-    assert again.returncode == 1 and "1 failed" in again.stdout, replay + again.stdout[-3000:]
+    (printed,) = [ln.split("`")[1] for ln in md.splitlines() if ln.startswith("Replay (")]
+    for command in (replay, printed):  # the rerun's own, the report's
+        again = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
+                               text=True, check=False)  # fmt: skip
+        assert again.returncode == 1 and "1 failed" in again.stdout, command + again.stdout[-3000:]

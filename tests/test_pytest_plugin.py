@@ -81,6 +81,14 @@ def test_a_broken_tree_fails_naming_the_property(tmp_path: Path) -> None:
     assert "FAILED ctxaudit/gitreins-0.17.1::B2" in out, out[-3000:]
     assert "PASSED ctxaudit/gitreins-0.17.1::B1" in out
     assert "gitreins-0.17.1 breaks B2:" in out and "new finding: B2" in out
+    # the block says how to run it again, as its report does; run as printed (a checkout's
+    # bin/ctxaudit, from the checkout), the shrunk example alone fails again
+    replays = [ln.split("replay: ", 1)[1] for ln in out.splitlines()
+               if ln.startswith("  replay: ")]  # fmt: skip
+    assert replays and any(ln.startswith("  rerun: ") for ln in out.splitlines()), out[-3000:]
+    again = subprocess.run(["bash", "-c", replays[0]], cwd=ROOT, capture_output=True, text=True,
+                           check=False)  # fmt: skip
+    assert again.returncode == 1 and "1 failed" in again.stdout, replays[0] + again.stdout[-3000:]
 
 
 def test_the_projects_baseline_owns_the_gate(tmp_path: Path) -> None:
