@@ -27,7 +27,8 @@ from ctxaudit.concerns.restore import (
     Turn,
     opening,
 )
-from ctxaudit.locksteps.restore import PROGRAMS, run_lockstep, run_program
+from ctxaudit.locksteps.restore import run_lockstep
+from ctxaudit.locksteps.restore_programs import PROGRAMS, run_program
 
 QUICK = settings(
     max_examples=120, stateful_step_count=12, derandomize=True, database=None, deadline=None,

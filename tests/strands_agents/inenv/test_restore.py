@@ -15,7 +15,8 @@ import logging
 import pytest
 
 from ctxaudit.concerns.restore import RestoreStep
-from ctxaudit.locksteps.restore import NotApplicable, make_machine, programs, run_program
+from ctxaudit.locksteps.restore import make_machine
+from ctxaudit.locksteps.restore_programs import NotApplicable, programs, run_program
 from ctxaudit.targets.strands_agents import findings
 from ctxaudit.targets.strands_agents.conversation import Restore
 from tests.strands_agents.inenv.conftest import VERSION

@@ -1,0 +1,147 @@
+"""The restore concern's seed-free programs: the lockstep's own rules
+(:mod:`ctxaudit.locksteps.restore`), called in a fixed order as a search calls them,
+without Hypothesis.
+
+Each meets on every run a cell of the restore tables a search can miss: each manager's
+reduction followed by a restore, pinned or not, after a failed summary, after a proactive
+reduction, then a reduction after the restore and a restore again, with each store the
+harness has; a fold whose kept messages open on a tool result (R5), after a whole turn or
+after a provider error; an agent restored while a call awaits the user's answer.
+
+A program the harness cannot run (a manager, pins, proactive reduction or an asking tool
+it lacks) raises :class:`NotApplicable` with the reason; a suite reports it skipped,
+never passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxaudit.concerns.restore import SUMMARIZING, WINDOW, RestoreAdapter, Settings
+from ctxaudit.locksteps.restore import LeftOut, make_machine, never
+
+
+class NotApplicable(Exception):
+    """The harness does not have what the program needs: the reason."""
+
+
+#: a program's step: a rule of the machine and its arguments, as a search draws them
+Step = tuple[str, dict[str, Any]]
+RESTORE: Step = ("restore", {})
+ANSWER: Step = ("answer", {})
+
+
+def turn(
+    rounds: list[int],
+    overflow: int | None = None,
+    full: int | None = None,
+    summary_fails: bool = False,
+    error: int | None = None,
+    writer: int | None = None,
+    asks: int | None = None,
+) -> Step:
+    """A turn of a program, as the search would draw it."""
+    drawn = dict(overflow=overflow, full=full, summary_fails=summary_fails, error=error)
+    return ("turn", dict(rounds=rounds, **drawn, writer=writer, asks=asks))
+
+
+def _fold_twice() -> list[Step]:
+    """Turns with tool rounds (some writing the agent's state), a reduction on an overflow
+    with a round's results just added, a restore, a reduction after it, a restore again."""
+    return [
+        turn([2], writer=0),
+        turn([1]),
+        turn([1], overflow=1),
+        RESTORE,
+        turn([1, 2], writer=1),
+        turn([], overflow=0),
+        RESTORE,
+        turn([1]),
+    ]
+
+
+def _ask_and_restore() -> list[Step]:
+    return [
+        turn([1]),
+        turn([1, 1, 1], overflow=2, asks=1, writer=0),
+        RESTORE,
+        ANSWER,
+        RESTORE,
+        turn([1], asks=0),
+        ANSWER,
+        turn([1]),
+    ]
+
+
+#: the seed-free programs: each cell of the restore table a search can miss, met on every
+#: run for each manager and store the harness has. name -> (manager, keep, pin, proactive,
+#: steps)
+PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
+    "summary-restored": (SUMMARIZING, 2, None, False, _fold_twice()),
+    "summary-pinned-restored": (SUMMARIZING, 2, 1, False, _fold_twice()),
+    "summary-failed-restored": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [*_fold_twice()[:2], turn([1], overflow=1, summary_fails=True), *_fold_twice()[3:]],
+    ),
+    "summary-proactive-restored": (
+        SUMMARIZING,
+        2,
+        None,
+        True,
+        [*_fold_twice()[:2], turn([1], full=1), *_fold_twice()[3:]],
+    ),
+    # a turn with a tool round, then an overflow at the next prompt: of five messages the
+    # fold keeps three, the oldest of them a tool result (R5's cell)
+    "summary-kept-opens-on-a-result": (
+        SUMMARIZING,
+        3,
+        None,
+        False,
+        [turn([1]), turn([], overflow=0), RESTORE],
+    ),
+    # a provider error after a tool round, then an overflow at the next prompt: of four
+    # messages the fold keeps two, the oldest of them a tool result
+    "summary-after-a-provider-error": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [turn([1], error=1, writer=0), turn([], overflow=0), RESTORE, turn([1])],
+    ),
+    # a tool that asks the user stops the turn; the agent is restored while the call awaits
+    # the answer, answered, and the turn goes on to an overflow (a fold or a trim with the
+    # answered call's result just added), then a restore again
+    "summary-asks-restored": (SUMMARIZING, 2, None, False, _ask_and_restore()),
+    "window-asks-restored": (WINDOW, 3, None, False, _ask_and_restore()),
+    "window-restored": (WINDOW, 3, None, False, _fold_twice()),
+    "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
+}
+
+
+def programs(adapter: RestoreAdapter) -> list[tuple[str, str]]:
+    """Each program with each of the adapter's stores: (program, store)."""
+    return [(name, store) for name in PROGRAMS for store in adapter.stores]
+
+
+def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOut = never) -> None:
+    """Run one program on ``adapter`` with ``store`` (:class:`NotApplicable` where the
+    harness lacks its manager, pins or proactive reduction)."""
+    manager, keep, pin, proactive, steps = PROGRAMS[name]
+    if manager not in adapter.managers:
+        raise NotApplicable(f"{adapter.name} has no {manager} manager")
+    if pin is not None and not adapter.pins:
+        raise NotApplicable(f"{adapter.name} pins no message")
+    if proactive and not adapter.proactive:
+        raise NotApplicable(f"{adapter.name} reduces only on an overflow")
+    if not adapter.asks and any(rule_name == "answer" for rule_name, _ in steps):
+        raise NotApplicable(f"{adapter.name} has no tool that asks the user")
+    machine: Any = make_machine(adapter, left_out)()  # its rules, called as a search calls them
+    try:
+        machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive))
+        for rule_name, drawn in steps:
+            getattr(machine, rule_name)(**drawn)
+    finally:
+        machine.teardown()
