@@ -154,8 +154,20 @@ class FoldStep:
     took: tuple[Held, ...]  # the newest messages the summary was sent, oldest first
 
 
-#: what a registered finding's region is read on: a restore, or a fold that broke R5
-RegionStep = RestoreStep | FoldStep
+@dataclass(frozen=True)
+class PinStep:
+    """A turn after which the front no longer holds every one of the first ``pin``
+    messages (R2), only the first ``first_try`` of them: as many as the conversation
+    surely held when its manager may first have tried to reduce it. As a registered
+    finding's region reads it."""
+
+    settings: Settings
+    first_try: int
+
+
+#: what a registered finding's region is read on: a restore, a fold that broke R5, or a
+#: turn after which the front holds only the pins of a manager's first try (R2)
+RegionStep = RestoreStep | FoldStep | PinStep
 
 
 class Conversation(Protocol):

@@ -56,6 +56,7 @@ from ctxaudit.concerns.restore import (
     FoldStep,
     Held,
     Observed,
+    PinStep,
     RegionStep,
     RestoreAdapter,
     RestoreStep,
@@ -104,7 +105,7 @@ def never(_step: RegionStep) -> None:
 
 
 def settings_for(adapter: RestoreAdapter) -> st.SearchStrategy[Settings]:
-    pins = st.one_of(st.none(), st.integers(1, 2)) if adapter.pins else st.none()
+    pins = st.one_of(st.none(), st.integers(1, 5)) if adapter.pins else st.none()
     return st.builds(
         Settings,
         manager=st.sampled_from(adapter.managers),
@@ -167,10 +168,13 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             #: every message's id the agent added, in order (those it was built with first)
             self.added: list[str] = [key(m) for m in opening(settings.opening)]
             self.summaries: dict[str, tuple[str, ...]] = {}
+            #: the messages the manager pins (R2): the first ``pin`` of the conversation,
+            #: as they come (strands' docs: "Number of messages at the start of the
+            #: conversation to permanently pin"), whenever it first tried to reduce it
             self.pinned: list[str] = []
-            #: how many messages the conversation surely had when the manager first may
-            #: have tried to reduce it (and so pinned its first ones): None before
-            self.pin_bound: int | None = None
+            #: how many messages the conversation surely held when the manager first may
+            #: have tried to reduce it: None before (a registered finding's region, PinStep)
+            self.first_try: int | None = None
             self.reduced = False
             self.restored = False
             self.state_written = False  # a tool call that writes the agent's state ran
@@ -325,24 +329,32 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             note(f"  held: {' '.join(key(m) for m in held)}")
             self.added += went
             self.state_written |= any(k.startswith(f"r-{WRITES}") for k in went)
-            if self.pin_bound is None:
+            if self.first_try is None:
                 if reduces:  # at a model call of this turn
-                    self.pin_bound = before + 1
+                    self.first_try = before + 1
                 elif self.settings.manager != SUMMARIZING:  # a window, after every call
-                    self.pin_bound = len(self.added)
+                    self.first_try = len(self.added)
+            self.pinned = self.added[: self.settings.pin or 0]
             kept = {key(m) for m in held}
             if not self.reduced and any(k not in kept for k in self.added):
                 self.reduced = True
-                if self.settings.pin and self.pin_bound:  # surely pinned at the first try
-                    self.pinned = self.added[: min(self.settings.pin, self.pin_bound)]
                 _event("reduced")
-            broken = check_held(
-                held,
-                self.added,
-                self.pinned,
-                self.summaries,
-                self.settings.manager == SUMMARIZING,
+            summarizing = self.settings.manager == SUMMARIZING
+            broken = check_held(held, self.added, self.pinned, self.summaries, summarizing)
+            short = self.added[: self.first_try or 0]
+            # R2 broken: in a registered finding's region when only the pins after the
+            # first try's are lost, and every invariant holds with the first try's pins
+            finding = (
+                left_out(PinStep(self.settings, self.first_try))
+                if broken
+                and self.first_try is not None
+                and len(short) < len(self.pinned)
+                and not check_held(held, self.added, short, self.summaries, summarizing)
+                else None
             )
+            if finding is not None:
+                note(f"  (R2 in {finding}'s region: only the first try's pins are kept)")
+                broken = []
             assert not broken, "S6: " + "\n".join(broken)
 
         def check_fold(self, summary: str, sent: tuple[str, ...], then: tuple[Held, ...]) -> None:

@@ -116,6 +116,32 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
     # answered call's result just added), then a restore again
     "summary-asks-restored": (SUMMARIZING, 2, None, False, _ask_and_restore()),
     "window-asks-restored": (WINDOW, 3, None, False, _ask_and_restore()),
+    # the first reduction comes before the conversation has as many messages as the
+    # manager pins (an overflow at the first prompt, or of a short conversation that
+    # cannot be folded): the messages that come after it, up to the count, are pinned too
+    "summary-pins-more-than-it-held": (
+        SUMMARIZING,
+        1,
+        4,
+        False,
+        [
+            turn([]),
+            turn([], overflow=0),
+            turn([]),
+            turn([]),
+            turn([]),
+            turn([], overflow=0),
+            RESTORE,
+            turn([]),
+        ],
+    ),  # fmt: skip
+    "window-pins-more-than-it-held": (
+        WINDOW,
+        3,
+        3,
+        False,
+        [turn([], overflow=0), turn([]), turn([]), turn([], overflow=0), RESTORE, turn([])],
+    ),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }

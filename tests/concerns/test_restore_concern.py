@@ -38,7 +38,7 @@ FIRST_FAILURE = settings(QUICK, phases=[Phase.generate])
 #: the breaks the search needs more examples to meet (R5's: a fold whose share reaches
 #: the recent messages just where the oldest of them is a tool result; the search meets
 #: it at the 200th example, the programs on every run)
-MORE_EXAMPLES = {"fold takes the recent": 300}
+MORE_EXAMPLES = {"pins once": 300, "fold takes the recent": 300}
 
 
 #: a summary the agent wrote: its id, the ids it was sent, the conversation it cut
@@ -132,8 +132,9 @@ class PlainAgent:
         changed but the pins)."""
         n = len(self.messages)
         pin = self.settings.pin or 0
-        if pin and not self.pinned and "fold drops pinned" not in self.breaks:
-            self.pinned = min(pin, n)
+        once = "pins once" in self.breaks and self.pinned  # only those there at the first try
+        if pin and "fold drops pinned" not in self.breaks and not once:
+            self.pinned = max(self.pinned, min(pin, n))  # the first pin, as they come
         if self.settings.manager == SUMMARIZING:
             count = min(max(1, int(n * self.settings.share)), n - self.settings.keep)
             cut = self.forward(max(count, self.pinned))
@@ -295,6 +296,16 @@ def test_the_programs_see_the_restore_that_skips_the_pinned() -> None:
             run_program(program, "log", broken)
 
 
+def test_the_programs_see_the_manager_that_pins_only_what_it_held() -> None:
+    """Without a search: a first reduction before the conversation has as many messages
+    as the manager pins, then more messages, then a reduction: the later of the first
+    pin messages stay too (strands pins only those there at its first try)."""
+    broken = Adapter(frozenset({"pins once"}), name="pins once")
+    for program in ("summary-pins-more-than-it-held", "window-pins-more-than-it-held"):
+        with pytest.raises(AssertionError, match="S6: R2"):
+            run_program(program, "log", broken)
+
+
 def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
     """Without a search: the program whose kept messages open on a tool result meets
     strands' SA-FOLD-TAKES-RECENT class."""
@@ -309,6 +320,7 @@ def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
     [
         ("restore skips pinned", MANAGERS, "S2: R1:"),
         ("fold drops pinned", MANAGERS, "S6: R2:"),
+        ("pins once", MANAGERS, "S6: R2:"),
         ("fold loses a message", (SUMMARIZING,), "S6: R3:"),
         ("cut splits a pair", MANAGERS, "S6: R4:"),
         ("failed summary counts", (SUMMARIZING,), "S2: R1:"),
@@ -322,7 +334,9 @@ def test_each_planted_break_fails_with_what_sees_it(
     brk: str, managers: tuple[str, ...], opens: str
 ) -> None:
     """The invariants, which know no algorithm, see a restore that skips the pinned
-    messages (strands' #4027 class), a fold that takes a pinned message, a summary that was
+    messages (strands' #4027 class), a fold that takes a pinned message, a manager that
+    pins only the first messages there at its first try (fewer than it was told to pin:
+    strands' too), a summary that was
     not sent a folded message, a cut that leaves a result without its call, a failed
     summary that still counts what it meant to fold as removed (strands' too), and a cut
     that moves forward past a tool result into the newest messages a fold always keeps

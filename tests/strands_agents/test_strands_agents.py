@@ -47,9 +47,13 @@ REACHED_BY = {
     "SA-WINDOW-PIN-RESTORE": "window-pinned-restored",
     "SA-FAILED-SUMMARY-SKIPS-RESTORE": "summary-failed-restored",
     "SA-FOLD-TAKES-RECENT": "summary-kept-opens-on-a-result",
+    "SA-PINS-FEWER-THAN-PIN-FIRST": "window-pins-more-than-it-held",
 }
 #: what the program says it saw: the invariant that fails on each
-SAW = {"SA-FOLD-TAKES-RECENT": "C1: R5: the summary s1 was sent"}
+SAW = {
+    "SA-FOLD-TAKES-RECENT": "C1: R5: the summary s1 was sent",
+    "SA-PINS-FEWER-THAN-PIN-FIRST": "S6: R2: the pinned",
+}
 
 
 @pytest.mark.parametrize("finding", [f.id for f in findings.FINDINGS])

@@ -1,10 +1,11 @@
 """strands-agents findings: where a release breaks a property. The one reviewed place.
 
 Each is a :class:`~ctxaudit.targets.base.ReleaseFinding` over a restore of the lockstep
-(:class:`~ctxaudit.concerns.restore.RestoreStep`) or a fold that took recent messages
-(:class:`~ctxaudit.concerns.restore.FoldStep`): the property, the releases, the doc line
-it breaks, the narrowest region where it shows and the regression test that asserts it
-still reproduces.
+(:class:`~ctxaudit.concerns.restore.RestoreStep`), a fold that took recent messages
+(:class:`~ctxaudit.concerns.restore.FoldStep`) or a turn after which only the pins of a
+manager's first try are held (:class:`~ctxaudit.concerns.restore.PinStep`): the
+property, the releases, the doc line it breaks, the narrowest region where it shows and
+the regression test that asserts it still reproduces.
 
 ``CTXAUDIT_FINDINGS`` overrides the registry for one run (the audit uses it): ``all``
 or a comma-separated list of ids (``none``: none).
@@ -12,7 +13,14 @@ or a comma-separated list of ids (``none``: none).
 
 from __future__ import annotations
 
-from ctxaudit.concerns.restore import SUMMARIZING, WINDOW, FoldStep, RegionStep, RestoreStep
+from ctxaudit.concerns.restore import (
+    SUMMARIZING,
+    WINDOW,
+    FoldStep,
+    PinStep,
+    RegionStep,
+    RestoreStep,
+)
 from ctxaudit.targets.base import ReleaseFinding, first_in_region, registered_for
 
 NAME = "strands-agents"
@@ -122,6 +130,23 @@ FINDINGS: tuple[Finding, ...] = (
         "a fold that took recent messages, each a tool call or a tool result",
         _cut_over_tool_pairs,
         _test("test_sa_fold_takes_recent"),
+    ),
+    Finding(
+        "SA-PINS-FEWER-THAN-PIN-FIRST",
+        PINNING,
+        "S6",
+        "SummarizingConversationManager and SlidingWindowConversationManager pin the first "
+        "pin_first messages only at their first try to reduce the conversation (once: "
+        "_pin_first_applied); when that comes before the conversation holds pin_first "
+        "messages (an overflow at the first prompts, a window asked to reduce a short "
+        "conversation, a fold whose share is all pinned), the later of the first pin_first "
+        "messages are never pinned and are summarized or trimmed like any other "
+        "(pin_first=3, window_size=3: a first try at one message, then u0 a1 u2 a3 u4 loses a1)",
+        "pin_first: 'Number of messages at the start of the conversation to permanently pin' "
+        "(the docstring of both managers)",
+        "a turn after which the front holds only the pins of the manager's first try",
+        lambda s: isinstance(s, PinStep),
+        _test("test_sa_pins_fewer_than_pin_first"),
     ),
 )
 

@@ -62,6 +62,13 @@ def test_sa_fold_takes_recent() -> None:
     )
 
 
+@pytest.mark.properties("S6")
+def test_sa_pins_fewer_than_pin_first() -> None:
+    assert reproduces("SA-PINS-FEWER-THAN-PIN-FIRST"), (
+        "a manager pins the first pin_first messages however few it held at its first try: fixed?"
+    )
+
+
 def test_programs_are_plain_strands_agents() -> None:
     """A program is what an upstream report quotes: it imports nothing of ctxaudit."""
     for f in findings.FINDINGS:
