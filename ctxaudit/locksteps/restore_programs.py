@@ -102,6 +102,25 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [turn([1]), turn([], overflow=0), RESTORE],
     ),
+    # the cells of "a summarizing fold × the oldest message it must keep" the ci search
+    # left at 0: keep 1 with a tool result newest (an overflow right after a tool round),
+    # keep 3 opening on a prompt (two answered turns, then an overflow), keep 3 opening on
+    # a call (a turn a provider error ended after its tool round, then an overflow)
+    "summary-keeps-one-a-result": (SUMMARIZING, 1, None, False, [turn([1], overflow=1), RESTORE]),
+    "summary-keeps-three-from-a-prompt": (
+        SUMMARIZING,
+        3,
+        None,
+        False,
+        [turn([]), turn([]), turn([], overflow=0), RESTORE],
+    ),
+    "summary-keeps-three-from-a-call": (
+        SUMMARIZING,
+        3,
+        None,
+        False,
+        [turn([1], error=1), turn([], overflow=0), RESTORE],
+    ),
     # a provider error after a tool round, then an overflow at the next prompt: of four
     # messages the fold keeps two, the oldest of them a tool result
     "summary-after-a-provider-error": (
