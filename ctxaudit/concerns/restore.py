@@ -95,6 +95,11 @@ class Turn:
     #: tool's result, the later rounds, the answer; an overflow or an error scripted
     #: after it) comes when the user answers (:meth:`Conversation.answer`)
     asks_at: int | None = None
+    #: the id the user's prompt takes when a guardrail of the model redacts it (the model
+    #: says so in its first answer of the turn; strands: the stream's
+    #: ``redactContent.redactUserContentMessage``): the agent then holds the prompt as
+    #: ``[<id>] ...``; "" for none
+    redacts: str = ""
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,8 @@ class RestoreAdapter(Protocol):
     opens: bool
     #: its tools can stop the agent to ask the user (:attr:`Turn.asks_at`)
     asks: bool
+    #: a guardrail of its model can redact the user's prompt (:attr:`Turn.redacts`)
+    redacts: bool
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         """A new agent under ``settings`` whose session lives in ``folder``."""

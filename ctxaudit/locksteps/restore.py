@@ -13,7 +13,8 @@ of the turns every summary asked for fails (reactively the turn fails, proactive
 on); in some turns a model call fails with a provider error, ending the turn without an
 answer; in some a tool asks the user before it runs, stopping the agent until the user
 answers (a restore may come between, and the rest of the turn, an overflow included,
-comes with the answer). Between turns the agent is restored from its
+comes with the answer); in some a guardrail of the model redacts the prompt with the
+turn's first answer. Between turns the agent is restored from its
 session (a new agent over the same storage) and the conversation goes on with the restored
 one: restores before any reduction, right after one, after several, and reductions after a
 restore.
@@ -86,6 +87,7 @@ ALSO_HAD = (
     "messages of its own",
     "a call awaiting the user",
     "a turn a provider error ended",
+    "a prompt a guardrail redacted",
 )
 #: the oldest of the messages a fold must keep (R5): where a cut that keeps tool calls with
 #: their results would have to move
@@ -138,11 +140,16 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
         {
             (m, had): why
             for m in adapter.managers
-            for had, why in (
-                (ALSO_HAD[1], f"{adapter.name} is not built with messages of its own"),
-                (ALSO_HAD[2], f"{adapter.name} has no tool that asks the user"),
+            for had, has, why in (
+                (
+                    ALSO_HAD[1],
+                    adapter.opens,
+                    f"{adapter.name} is not built with messages of its own",
+                ),
+                (ALSO_HAD[2], adapter.asks, f"{adapter.name} has no tool that asks the user"),
+                (ALSO_HAD[4], adapter.redacts, f"{adapter.name}'s model redacts no prompt"),
             )
-            if not (adapter.opens if had == ALSO_HAD[1] else adapter.asks)
+            if not has
         },
     )
     recent_table = f"{RECENT} ({adapter.name})"
@@ -179,6 +186,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             self.restored = False
             self.state_written = False  # a tool call that writes the agent's state ran
             self.errored = False  # a provider error ended a turn
+            self.redacted = False  # a guardrail redacted a prompt the agent holds or held
             self.summary_failed = False
             #: the turn whose call awaits the user's answer, with the reply its scripted
             #: fault ends it at (None: no call awaits)
@@ -209,6 +217,9 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             # the round whose one call asks the user before it runs: the turn stops there
             # until the user answers (a restore may come between)
             asks=st.one_of(st.none(), st.none(), st.integers(0, 1)) if adapter.asks else st.none(),
+            # a guardrail redacts the prompt at the turn's first answer (rare: most prompts
+            # pass it)
+            redact=st.integers(0, 4).map(lambda n: n == 0) if adapter.redacts else st.just(False),
         )
         def turn(
             self,
@@ -219,6 +230,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             error: int | None = None,
             writer: int | None = None,
             asks: int | None = None,
+            redact: bool = False,
         ) -> None:
             prompt = self.next_id("u")
             ask = None if asks is None or not rounds else min(asks, len(rounds) - 1)
@@ -238,10 +250,17 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 full_at = None  # the turn ends before that call
             if ask is not None:
                 full_at = None  # (a proactive reduction is not drawn in a turn that asks)
-            turn = Turn(prompt, (*replies, ()), at, answer, full_at, summary_fails, err, ask)
+            # a redaction comes with the first answer: none where the first call fails
+            redacts = self.next_id("g") if redact and err != 0 else ""
+            turn = Turn(
+                prompt, (*replies, ()), at, answer, full_at, summary_fails, err, ask, redacts
+            )
             note(f"turn({turn!r})")
             before = len(self.added)
             observed = self.conversation.turn(turn)
+            if redacts and not (at == 0 and observed.raised):  # the first call answered
+                prompt, self.redacted = redacts, True  # the agent holds the prompt redacted
+                _event("a guardrail redacted the prompt")
             if summary_fails and (at is not None or full_at is not None):
                 self.summary_failed |= self.settings.manager == SUMMARIZING
             stop = err if err is not None else at  # where a scripted fault may end the turn
@@ -404,7 +423,13 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             shapes.reached(table, self.settings.manager, had)
             for also, were in zip(
                 ALSO_HAD,
-                (self.state_written, self.settings.opening > 0, self.pending, self.errored),
+                (
+                    self.state_written,
+                    self.settings.opening > 0,
+                    self.pending,
+                    self.errored,
+                    self.redacted,
+                ),
                 strict=True,
             ):
                 if were:

@@ -39,10 +39,11 @@ def turn(
     error: int | None = None,
     writer: int | None = None,
     asks: int | None = None,
+    redact: bool = False,
 ) -> Step:
     """A turn of a program, as the search would draw it."""
     drawn = dict(overflow=overflow, full=full, summary_fails=summary_fails, error=error)
-    return ("turn", dict(rounds=rounds, **drawn, writer=writer, asks=asks))
+    return ("turn", dict(rounds=rounds, **drawn, writer=writer, asks=asks, redact=redact))
 
 
 def _fold_twice() -> list[Step]:
@@ -161,6 +162,23 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [turn([], overflow=0), turn([]), turn([]), turn([], overflow=0), RESTORE, turn([])],
     ),
+    # a guardrail redacts a prompt, then the prompt of a turn whose first call overflowed
+    # (the redaction comes with the retried call: the prompt was stored before it), and
+    # the agent is restored
+    "summary-redacted-restored": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [turn([1], redact=True), turn([], overflow=0, redact=True), RESTORE, turn([1])],
+    ),
+    "window-redacted-restored": (
+        WINDOW,
+        3,
+        None,
+        False,
+        [turn([1], redact=True), turn([], overflow=0, redact=True), RESTORE, turn([1])],
+    ),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }
@@ -183,6 +201,8 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
         raise NotApplicable(f"{adapter.name} reduces only on an overflow")
     if not adapter.asks and any(rule_name == "answer" for rule_name, _ in steps):
         raise NotApplicable(f"{adapter.name} has no tool that asks the user")
+    if not adapter.redacts and any(drawn.get("redact") for _, drawn in steps):
+        raise NotApplicable(f"{adapter.name}'s model redacts no prompt")
     machine: Any = make_machine(adapter, left_out)()  # its rules, called as a search calls them
     try:
         machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive))

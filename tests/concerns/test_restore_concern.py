@@ -80,6 +80,15 @@ class PlainAgent:
         stored.append([message.role, to_json(message)])
         log.write_text(json.dumps(stored))
 
+    def redact(self, message: Held) -> None:
+        """A guardrail's redaction of the latest message, held and stored in its place."""
+        self.messages[-1] = message
+        log = self.folder / "log.json"
+        stored = json.loads(log.read_text())
+        if "redaction not stored" not in self.breaks:
+            stored[-1] = [message.role, to_json(message)]
+        log.write_text(json.dumps(stored))
+
     def save(self) -> None:
         state = {
             "lead": [[m.role, to_json(m)] for m in self.messages[: self.lead]],
@@ -171,6 +180,7 @@ class Conversation:
     def __init__(self, settings: Settings, folder: Path, breaks: frozenset[str]) -> None:
         self.settings, self.folder, self.breaks = settings, folder, breaks
         self.agent = self.build()
+        self.redacting = ""  # the id the prompt takes at the turn's first answer, if any
         #: the turn under way and its model calls still to come (kept across restores,
         #: as the faked model of a harness keeps its script)
         self.current = Turn("", ((),))
@@ -195,6 +205,7 @@ class Conversation:
         if turn.error_at is not None:
             replies.insert(turn.error_at, PROVIDER_DOWN)
         self.script, self.current = list(enumerate(replies)), turn
+        self.redacting = turn.redacts
         return self.run()
 
     def answer(self) -> Observed:
@@ -222,6 +233,9 @@ class Conversation:
                     raised = "ContextWindowOverflowException: cannot reduce"
                     break
                 continue
+            if self.redacting:  # a guardrail's verdict on the prompt, with the first answer
+                a.redact(Held("user", (Block("text", self.redacting),)))
+                self.redacting = ""
             if reply == ():
                 a.add(Held("assistant", (Block("text", turn.answer),)))
                 break
@@ -271,6 +285,7 @@ class Adapter:
     proactive: bool = True
     opens: bool = True
     asks: bool = True
+    redacts: bool = True
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         return Conversation(settings, folder, self.breaks)
@@ -306,6 +321,14 @@ def test_the_programs_see_the_manager_that_pins_only_what_it_held() -> None:
             run_program(program, "log", broken)
 
 
+def test_the_programs_see_the_redaction_the_session_does_not_keep() -> None:
+    """Without a search: a prompt a guardrail redacted comes back as it was before."""
+    broken = Adapter(frozenset({"redaction not stored"}), name="keeps the unredacted")
+    for program in ("summary-redacted-restored", "window-redacted-restored"):
+        with pytest.raises(AssertionError, match="S2: R1"):
+            run_program(program, "log", broken)
+
+
 def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
     """Without a search: the program whose kept messages open on a tool result meets
     strands' SA-FOLD-TAKES-RECENT class."""
@@ -328,6 +351,7 @@ def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
         ("state not restored", MANAGERS, "S2: R1: the restored agent holds another state"),
         ("opening added again", MANAGERS, "S2: R1: the restored agent holds another conv"),
         ("restore answers the pending", MANAGERS, "S2: R1: the restored agent holds another conv"),
+        ("redaction not stored", MANAGERS, "S2: R1: the restored agent holds another conv"),
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(
@@ -341,8 +365,9 @@ def test_each_planted_break_fails_with_what_sees_it(
     summary that still counts what it meant to fold as removed (strands' too), and a cut
     that moves forward past a tool result into the newest messages a fold always keeps
     (strands' too), a restore that gives back the conversation but not the agent's
-    state, one that adds the messages the agent is built with again, and one that gives a
-    call awaiting the user's answer a result of its own."""
+    state, one that adds the messages the agent is built with again, one that gives a
+    call awaiting the user's answer a result of its own, and a session that keeps a prompt
+    as it was before a guardrail redacted it."""
     with pytest.raises(AssertionError) as failed:
         adapter = Adapter(
             frozenset({brk}), name=f"the test's plain agent ({brk})", managers=managers

@@ -101,6 +101,7 @@ class ScriptedModel(Model):
         self.calls = 0  # the turn's model calls so far (summaries aside)
         self.full_at: int | None = None  # the call before which the window is full
         self.summary_fails = False
+        self.redacts = ""  # the id the prompt takes when the next answer redacts it
 
     def update_config(self, **model_config: Any) -> None:
         pass
@@ -141,6 +142,9 @@ class ScriptedModel(Model):
             raise injected(ContextWindowOverflowException(OVERFLOW))
         if reply == PROVIDER_DOWN:
             raise injected(RuntimeError(PROVIDER_DOWN))
+        if self.redacts:  # a guardrail's verdict on the prompt, with the first answer
+            yield {"redactContent": {"redactUserContentMessage": f"[{self.redacts}] redacted"}}
+            self.redacts = ""
         if isinstance(reply, str):
             for event in _text(reply):
                 yield event
@@ -242,6 +246,7 @@ class Conversation:
         self.model.replies = replies
         self.model.calls, self.model.full_at = 0, turn.full_at
         self.model.summary_fails = turn.summary_fails
+        self.model.redacts = turn.redacts
         return self.call(f"[{turn.prompt}] ask")
 
     def answer(self) -> Observed:
@@ -297,6 +302,9 @@ class Restore:
     pins: bool
     opens = True  # Agent(messages=...): "Initialize an agent with existing messages"
     asks = True  # a tool's ToolContext.interrupt (interrupts came before 1.40.0)
+    #: a guardrail's redaction of the user's message (redactContent in the model's stream,
+    #: as Bedrock's guardrails send it; the session manager's redact_latest_message)
+    redacts = True
 
     def __init__(self, version: str = "") -> None:
         import inspect
