@@ -122,6 +122,30 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [turn([1], error=1), turn([], overflow=0), RESTORE],
     ),
+    # keep 4 opening on an answer (two answered turns, an overflow at the third prompt),
+    # on a call (a turn with a tool round, then an overflow), on a result (a tool turn, a
+    # prompt a provider error left unanswered, then an overflow)
+    "summary-keeps-four-from-an-answer": (
+        SUMMARIZING,
+        4,
+        None,
+        False,
+        [turn([]), turn([]), turn([], overflow=0), RESTORE],
+    ),
+    "summary-keeps-four-from-a-call": (
+        SUMMARIZING,
+        4,
+        None,
+        False,
+        [turn([1]), turn([], overflow=0), RESTORE],
+    ),
+    "summary-keeps-four-from-a-result": (
+        SUMMARIZING,
+        4,
+        None,
+        False,
+        [turn([1]), turn([], error=0), turn([], overflow=0), RESTORE],
+    ),
     # a provider error after a tool round, then an overflow at the next prompt: of four
     # messages the fold keeps two, the oldest of them a tool result
     "summary-after-a-provider-error": (
