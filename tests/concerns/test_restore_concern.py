@@ -303,38 +303,32 @@ def test_each_program_holds_on_the_agent_as_written(program: str) -> None:
     run_program(program, "log", Adapter())
 
 
-def test_the_programs_see_the_restore_that_skips_the_pinned() -> None:
-    """Without a search: the pinned programs meet #4027's class."""
-    broken = Adapter(frozenset({"restore skips pinned"}), name="skips pinned")
-    for program in ("summary-pinned-restored", "window-pinned-restored"):
-        with pytest.raises(AssertionError, match="R1"):
-            run_program(program, "log", broken)
-
-
-def test_the_programs_see_the_manager_that_pins_only_what_it_held() -> None:
-    """Without a search: a first reduction before the conversation has as many messages
-    as the manager pins, then more messages, then a reduction: the later of the first
-    pin messages stay too (strands pins only those there at its first try)."""
-    broken = Adapter(frozenset({"pins once"}), name="pins once")
-    for program in ("summary-pins-more-than-it-held", "window-pins-more-than-it-held"):
-        with pytest.raises(AssertionError, match="S6: R2"):
-            run_program(program, "log", broken)
-
-
-def test_the_programs_see_the_redaction_the_session_does_not_keep() -> None:
-    """Without a search: a prompt a guardrail redacted comes back as it was before."""
-    broken = Adapter(frozenset({"redaction not stored"}), name="keeps the unredacted")
-    for program in ("summary-redacted-restored", "window-redacted-restored"):
-        with pytest.raises(AssertionError, match="S2: R1"):
-            run_program(program, "log", broken)
-
-
-def test_a_program_sees_the_fold_that_takes_the_recent() -> None:
-    """Without a search: the program whose kept messages open on a tool result meets
-    strands' SA-FOLD-TAKES-RECENT class."""
-    broken = Adapter(frozenset({"fold takes the recent"}), name="takes the recent")
-    for program in ("summary-kept-opens-on-a-result", "summary-after-a-provider-error"):
-        with pytest.raises(AssertionError, match="C1: R5"):
+@pytest.mark.parametrize(
+    ("brk", "programs", "opens"),
+    [
+        # strands' #4027 class
+        ("restore skips pinned", ("summary-pinned-restored", "window-pinned-restored"), "R1"),
+        # a first reduction before the conversation has as many messages as the manager
+        # pins, then more, then a reduction: the later of the first pin stay too (strands
+        # pins only those there at its first try)
+        ("pins once", ("summary-pins-more-than-it-held", "window-pins-more-than-it-held"),
+         "S6: R2"),
+        # a prompt a guardrail redacted comes back as it was before
+        ("redaction not stored", ("summary-redacted-restored", "window-redacted-restored"),
+         "S2: R1"),
+        # kept messages that open on a tool result: strands' SA-FOLD-TAKES-RECENT class
+        ("fold takes the recent",
+         ("summary-kept-opens-on-a-result", "summary-after-a-provider-error"), "C1: R5"),
+    ],
+)  # fmt: skip
+def test_the_programs_see_a_planted_break_without_a_search(
+    brk: str, programs: tuple[str, ...], opens: str
+) -> None:
+    """The seed-free programs meet, on every run, each break the search meets only now
+    and then."""
+    broken = Adapter(frozenset({brk}), name=brk)
+    for program in programs:
+        with pytest.raises(AssertionError, match=opens):
             run_program(program, "log", broken)
 
 
