@@ -3,6 +3,7 @@ the audit runs it (the target's ``suite_process``)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -23,3 +24,17 @@ def child(
     env.update(extra)
     cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *args]
     return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+
+
+def search(named: str | None) -> dict[str, str]:
+    """The profile of a target's lockstep as ctxaudit's own suite runs it.
+
+    On the audited releases (no ``--<target>=SPEC``: what CI runs) ``smoke``, a sixth of
+    the gate's examples: there the lockstep is asked to drive each release's API and
+    hold; each release's search is its release audit's, whose committed report
+    (``reports/``) the installed-package tests compare verdicts with. A release or tree
+    the developer names gets the session's profile (``ci`` unless set), as does a run
+    with ``CTXAUDIT_PROFILE`` set by its caller."""
+    if named or "CTXAUDIT_PROFILE" in os.environ:
+        return {}
+    return {"CTXAUDIT_PROFILE": "smoke"}

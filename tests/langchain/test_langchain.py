@@ -3,10 +3,11 @@ in-environment suite (``tests/langchain/inenv``) run as a child in each release'
 environment.
 
 ``--langchain=SPEC`` names one release or tree; without it the audited releases run
-(the current one and two earlier: :data:`RELEASES`). The lockstep runs under the gate's
-profile on the current release and under ``smoke`` (a sixth of its examples) on the
-earlier ones: there it must still drive the release's API and hold; each release's
-search is its release audit's. Every release's findings and fixes are checked by their
+(the current one and two earlier: :data:`RELEASES`). On the audited releases the lockstep
+runs under ``smoke`` (a sixth of the gate's examples): there it must still drive each
+release's API and hold; each release's search is its release audit's
+(``tests/inenv_child.search``). A release or tree named with the option gets the
+session's profile (``ci``). Every release's findings and fixes are checked by their
 programs.
 """
 
@@ -33,13 +34,6 @@ def releases(request: pytest.FixtureRequest) -> list[str]:
     return [spec] if spec else [f"langchain=={v}" for v in RELEASES]
 
 
-def search(version: str) -> dict[str, str]:
-    """The profile of a lockstep run on ``version``: the gate's (``ci``) on the current
-    release, ``smoke`` on the earlier ones (ctxaudit/profiles.py): there the lockstep is
-    asked to drive the release's API and hold, and their search is the release audit's."""
-    return {} if version == RELEASES[0] else {"CTXAUDIT_PROFILE": "smoke"}
-
-
 def child(spec: str, args: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
     return inenv_child.child("langchain", spec, args, **extra)
 
@@ -48,7 +42,11 @@ def test_lockstep_and_findings(request: pytest.FixtureRequest) -> None:
     """C1, S6, S7 and the registered findings, on each selected release."""
     failed = []
     for spec in releases(request):
-        run = child(spec, ["tests/langchain/inenv"], **search(spec.partition("==")[2]))
+        run = child(
+            spec,
+            ["tests/langchain/inenv"],
+            **inenv_child.search(request.config.getoption("--langchain")),
+        )
         if run.returncode != 0:
             failed.append(f"{spec} (exit {run.returncode}):\n{run.stdout[-6000:]}{run.stderr}")
     assert not failed, "\n\n".join(failed)
@@ -97,7 +95,7 @@ def test_each_fix_verified_and_the_fully_fixed_lockstep_holds(tmp_path: Path) ->
             str(dest),
             ["tests/langchain/inenv/test_lockstep.py"],
             CTXAUDIT_FINDINGS="none",
-            **search(version),
+            **inenv_child.search(None),
         )
         assert lockstep.returncode == 0, lockstep.stdout[-3000:]
         shutil.rmtree(dest)

@@ -52,10 +52,14 @@ def _tree(spec: str, repo: Path) -> LightspeedTree:
 
 
 def _run(
-    tree: LightspeedTree, request: pytest.FixtureRequest, args: list[str], **env: str
+    tree: LightspeedTree,
+    request: pytest.FixtureRequest,
+    args: list[str],
+    profile: str | None = None,
+    **env: str,
 ) -> runner.ChildRun:
     seed = request.config.getoption("hypothesis_seed", default=None)
-    profile = settings._current_profile  # the profile this session loaded
+    profile = profile or settings._current_profile  # else the profile this session loaded
     stats = Path(os.environ.get("CTXAUDIT_FAILURE_STATS", ""))
     if stats.name:  # the child's phase times, in a file of its own (this session's is last)
         stats = stats.with_name(f"{stats.name}.{tree.commit or 'tree'}.child")
@@ -105,7 +109,11 @@ def test_lockstep_and_findings(lightspeed_repo: Path, request: pytest.FixtureReq
         env["CTXAUDIT_LIGHTSPEED_LEAVE_OUT"] = leave_out
         print(f"{tree.label}: a working tree of {tree.commit}; left out: the regions of the "
               f"findings registered for that commit ({leave_out})")  # fmt: skip
-    run = _run(tree, request, args, **env)
+    # main, as CI runs it: the lockstep's search under smoke (the fixed programs and the
+    # findings run whole); main's search is its release audit's. A tree the developer
+    # names, or a profile the caller sets, gets the session's profile
+    named = request.config.getoption("--lightspeed") or "CTXAUDIT_PROFILE" in os.environ
+    run = _run(tree, request, args, profile=None if named else "smoke", **env)
     if not run.passed:
         fail_child(tree.label, run)
 

@@ -4,12 +4,14 @@ environment.
 
 ``--openai-agents=SPEC`` names one release or tree; without it the audited releases run
 (the current one and three earlier: :data:`RELEASES`). The lockstep runs in the
-release's environment, some 15 s a release; to keep this file near a minute and a half,
-the whole lockstep runs on one release, the fully fixed lockstep on the releases between
-the audited ones whose fix forms no audit verifies (the audit verifies the audited
-releases' fully fixed trees), and the lockstep that must fail with no region left out
-runs without shrinking. Every release's registered findings are still checked, each by
-its program, and each fix by its program on every release it is registered for.
+release's environment, some 15 s a release at ``ci``; to keep this file near a minute and
+a half, the whole lockstep runs on one release (under ``smoke`` unless a release is named:
+``tests/inenv_child.search``; the search is the release audit's), the fully fixed
+lockstep on the releases between the audited ones whose fix forms no audit verifies
+(the audit verifies the audited releases' fully fixed trees), and the lockstep that
+must fail with no region left out runs without shrinking. Every release's registered
+findings are still checked, each by its program, and each fix by its program on every
+release it is registered for.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def test_lockstep_and_findings(request: pytest.FixtureRequest) -> None:
     failed = []
     for k, spec in enumerate(releases(request)):
         args = ["tests/openai_agents/inenv"] if k == 0 else [findings.FINDINGS_TESTS]
-        run = child(spec, args)
+        run = child(spec, args, **inenv_child.search(request.config.getoption("--openai-agents")))
         if run.returncode != 0:
             failed.append(f"{spec} (exit {run.returncode}):\n{run.stdout[-6000:]}{run.stderr}")
     assert not failed, "\n\n".join(failed)
@@ -135,6 +137,7 @@ def test_between_audited_releases_the_fully_fixed_lockstep_holds(
     built = oa.ensure_env(oa.resolve(BETWEEN[version]))  # the tree comes first on the path
     env = oa.child_environ(built, Tree(oa.NAME, version, dest, "path"))
     env.update(TMPDIR=str(tmp_path), CTXAUDIT_FINDINGS=",".join(unfixable) or "none")
+    env.update(inenv_child.search(None))
     cmd = [str(built.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", LOCKSTEP]
     run = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
     assert run.returncode == 0 and " passed" in run.stdout, (applied, run.stdout[-3000:])

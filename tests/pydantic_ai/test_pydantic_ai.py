@@ -3,10 +3,11 @@ in-environment suite (``tests/pydantic_ai/inenv``) run as a child in each releas
 environment.
 
 ``--pydantic-ai=SPEC`` names one release or tree; without it the audited releases run
-(the current one and two earlier: :data:`RELEASES`). The lockstep runs under the gate's
-profile on the current release and under ``smoke`` (a sixth of its examples) on the
-earlier ones: there it must still drive the release's API and hold; each release's
-search is its release audit's. Every release's findings and fixes are checked by their
+(the current one and two earlier: :data:`RELEASES`). On the audited releases the lockstep
+runs under ``smoke`` (a sixth of the gate's examples): there it must still drive each
+release's API and hold; each release's search is its release audit's
+(``tests/inenv_child.search``). A release or tree named with the option gets the
+session's profile (``ci``). Every release's findings and fixes are checked by their
 programs.
 """
 
@@ -29,13 +30,6 @@ RELEASES = ("2.68.0", "2.40.0", "2.21.0")
 LOCKSTEP = "tests/pydantic_ai/inenv/test_lockstep.py"
 
 
-def search(version: str) -> dict[str, str]:
-    """The profile of a lockstep run on ``version``: the gate's (``ci``) on the current
-    release, ``smoke`` on the earlier ones (ctxaudit/profiles.py): there the lockstep is
-    asked to drive the release's API and hold, and their search is the release audit's."""
-    return {} if version == RELEASES[0] else {"CTXAUDIT_PROFILE": "smoke"}
-
-
 def child(spec: str, args: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
     return inenv_child.child("pydantic-ai", spec, args, **extra)
 
@@ -45,7 +39,7 @@ def test_lockstep_and_findings(request: pytest.FixtureRequest) -> None:
     spec = request.config.getoption("--pydantic-ai")
     failed = []
     for one in [spec] if spec else [f"pydantic-ai=={v}" for v in RELEASES]:
-        run = child(one, ["tests/pydantic_ai/inenv"], **search(one.partition("==")[2]))
+        run = child(one, ["tests/pydantic_ai/inenv"], **inenv_child.search(spec))
         if run.returncode != 0:
             failed.append(f"{one} (exit {run.returncode}):\n{run.stdout[-6000:]}{run.stderr}")
     assert not failed, "\n\n".join(failed)
@@ -91,7 +85,9 @@ def test_each_fix_verified_and_the_fully_fixed_lockstep_holds(tmp_path: Path) ->
                 version,
                 run.stdout[-3000:],
             )
-        lockstep = child(str(dest), [LOCKSTEP], CTXAUDIT_FINDINGS="none", **search(version))
+        lockstep = child(
+            str(dest), [LOCKSTEP], CTXAUDIT_FINDINGS="none", **inenv_child.search(None)
+        )
         assert lockstep.returncode == 0, lockstep.stdout[-3000:]
         shutil.rmtree(dest)
 
