@@ -9,14 +9,19 @@ verdict.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ctxaudit.targets.langchain.findings import BY_ID
 from ctxaudit.targets.langchain.history import BUGS
 from ctxaudit.targets.langchain.tree import PINNED
+from tests.history_programs import RECORD as RECORD_NAME
 from tests.history_programs import judge_on_release, releases
 
 RELEASES = releases(BUGS)
+#: the programs' recorded exits, judged where their inputs are unchanged
+RECORD = Path(__file__).with_name(RECORD_NAME)
 
 
 #: what every program imports, loaded once before the programs fork
@@ -31,7 +36,7 @@ PRELOAD = (
 def test_programs_on_release(version: str) -> None:
     """Every bug's program on one release: it reproduces where the record says it
     fails, and not where it says it holds."""
-    judge_on_release("langchain", version, BUGS, PRELOAD)
+    judge_on_release("langchain", version, BUGS, PRELOAD, RECORD)
 
 
 def test_the_record_is_consistent() -> None:

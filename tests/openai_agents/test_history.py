@@ -8,13 +8,18 @@ not check, never a verdict.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ctxaudit.targets.openai_agents.history import BUGS
 from ctxaudit.targets.openai_agents.tree import PINNED
+from tests.history_programs import RECORD as RECORD_NAME
 from tests.history_programs import judge_on_release, releases
 
 RELEASES = releases(BUGS)
+#: the programs' recorded exits, judged where their inputs are unchanged
+RECORD = Path(__file__).with_name(RECORD_NAME)
 #: what every program imports, loaded once before the programs fork
 PRELOAD = "agents,agents.memory,agents.models.interface,openai.types.responses"
 
@@ -23,7 +28,7 @@ PRELOAD = "agents,agents.memory,agents.models.interface,openai.types.responses"
 def test_programs_on_release(version: str) -> None:
     """Every bug's program on one release: it reproduces where the record says it
     fails, and not where it says it holds."""
-    judge_on_release("openai-agents", version, BUGS, PRELOAD)
+    judge_on_release("openai-agents", version, BUGS, PRELOAD, RECORD)
 
 
 def test_the_record_is_consistent() -> None:

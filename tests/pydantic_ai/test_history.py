@@ -7,12 +7,17 @@ program in its own process forked after one import of pydantic-ai
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ctxaudit.targets.pydantic_ai.history import BUGS
+from tests.history_programs import RECORD as RECORD_NAME
 from tests.history_programs import judge_on_release, releases
 
 RELEASES = releases(BUGS)
+#: the programs' recorded exits, judged where their inputs are unchanged
+RECORD = Path(__file__).with_name(RECORD_NAME)
 PRELOAD = "pydantic_ai,pydantic_ai.models.function,pydantic_ai.usage,pydantic_ai.exceptions"
 
 
@@ -20,7 +25,7 @@ PRELOAD = "pydantic_ai,pydantic_ai.models.function,pydantic_ai.usage,pydantic_ai
 def test_programs_on_release(version: str) -> None:
     """Every bug's program on one release: it reproduces where the record says it
     fails, and not where it says it holds."""
-    judge_on_release("pydantic-ai", version, BUGS, PRELOAD)
+    judge_on_release("pydantic-ai", version, BUGS, PRELOAD, RECORD)
 
 
 def test_the_record_is_consistent() -> None:
