@@ -21,8 +21,9 @@ Select with ``--hypothesis-profile=NAME`` (pytest) or ``CTXAUDIT_PROFILE``.
                 report) and the example database on, so failures replay.
 - ``dev``       like ``thorough`` but short, for iterating on a property.
 - ``smoke``     ``ci`` with a sixth of its examples: ctxaudit's own tests run it on a
-                target's releases before the current one, where what is asked is that
-                the lockstep still drives every rule through that release's API (its
+                target's audited releases (unless a release or tree is named:
+                tests/inenv_child.py ``search``), where what is asked is that the
+                lockstep still drives every rule through that release's API (its
                 adapter's branches for the release) and holds; the search on every
                 release is the release audit's (its reports), not the unit suite's.
 """
