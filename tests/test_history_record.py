@@ -3,6 +3,7 @@ where every input is the recorded one, and judged as a run's are."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 from pathlib import Path
@@ -10,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from ctxaudit.paths import REPO_ROOT
 from ctxaudit.targets.pydantic_ai.history import BUGS
 from tests import history_programs as hp
 from tests.pydantic_ai import test_history as pai
@@ -42,10 +42,10 @@ def _copy(tmp_path: Path) -> Path:
 
 
 def test_the_committed_records_are_of_every_pinned_release() -> None:
-    for name, module in hp.TESTS.items():
-        path = REPO_ROOT / module.replace(".", "/").rsplit("/", 1)[0] / hp.RECORD
-        entries = json.loads(path.read_text())["releases"]
-        bugs = __import__(module, fromlist=["BUGS"]).BUGS
+    for name, module_name in hp.TESTS.items():
+        module = importlib.import_module(module_name)
+        entries = json.loads(module.RECORD.read_text())["releases"]
+        bugs = module.BUGS
         pinned = [v for v in hp.releases(bugs) if hp.inputs(name, v, bugs, "") is not None]
         assert sorted(entries) == sorted(pinned), name
 

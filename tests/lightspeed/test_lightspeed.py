@@ -39,6 +39,7 @@ from ctxaudit.targets.lightspeed.tree import (
     from_path,
     resolve,
 )
+from tests import inenv_child
 from tests.lightspeed import breaks
 
 pytestmark = pytest.mark.lightspeed
@@ -110,10 +111,9 @@ def test_lockstep_and_findings(lightspeed_repo: Path, request: pytest.FixtureReq
         print(f"{tree.label}: a working tree of {tree.commit}; left out: the regions of the "
               f"findings registered for that commit ({leave_out})")  # fmt: skip
     # main, as CI runs it: the lockstep's search under smoke (the fixed programs and the
-    # findings run whole); main's search is its release audit's. A tree the developer
-    # names, or a profile the caller sets, gets the session's profile
-    named = request.config.getoption("--lightspeed") or "CTXAUDIT_PROFILE" in os.environ
-    run = _run(tree, request, args, profile=None if named else "smoke", **env)
+    # findings run whole); a tree the developer names keeps the session's profile
+    profile = inenv_child.search(request.config.getoption("--lightspeed"))
+    run = _run(tree, request, args, profile=profile.get("CTXAUDIT_PROFILE"), **env)
     if not run.passed:
         fail_child(tree.label, run)
 
