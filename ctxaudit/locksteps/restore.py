@@ -35,6 +35,7 @@ R5 (the rest of the turn is).
 from __future__ import annotations
 
 import itertools
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -194,8 +195,14 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
 
         def teardown(self) -> None:
             conversation = getattr(self, "conversation", None)
-            if conversation is not None:
-                conversation.close()
+            try:
+                if conversation is not None:
+                    conversation.close()
+            finally:
+                # each example's folder goes with it: an audit runs hundreds of examples
+                folder = getattr(self, "folder", None)
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
 
         def next_id(self, prefix: str) -> str:
             return f"{prefix}{next(self.ids)}"

@@ -18,6 +18,7 @@ the model: the events in order, each as written, and the state merged from its s
 from __future__ import annotations
 
 import itertools
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -125,8 +126,14 @@ def make_machine(
 
         def teardown(self) -> None:
             store = getattr(self, "store", None)
-            if store is not None:
-                store.close()
+            try:
+                if store is not None:
+                    store.close()
+            finally:
+                # each example's folder goes with it: an audit runs hundreds of examples
+                folder = getattr(self, "folder", None)
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
 
         def pick(self, data: st.DataObject, live: bool = True) -> Key | None:
             keys = [k for k in self.known if (k in self.model.events) == live]

@@ -7,6 +7,7 @@ written; it fails on each planted break with the invariant that sees it."""
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -294,8 +295,11 @@ class Adapter:
         return repr(settings)
 
 
-def test_the_agent_as_written_holds() -> None:
+def test_the_agent_as_written_holds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     run_lockstep(Adapter(), settings=QUICK)
+    # each example's folder is removed with it: none is left behind in the user's tmp
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -158,8 +159,11 @@ class Adapter:
         return FileStore(folder / "store.json", self.breaks)
 
 
-def test_the_store_as_written_holds() -> None:
+def test_the_store_as_written_holds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     run_lockstep(Adapter(), settings=QUICK)
+    # each example's folder is removed with it: none is left behind in the user's tmp
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_store_that_only_creates_appends_reads_and_deletes_holds() -> None:
