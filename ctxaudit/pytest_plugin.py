@@ -11,9 +11,11 @@ that lives outside this repository gets the same setup.
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from ctxaudit import failure_output, profiles
+from ctxaudit import failure_output, profiles, seeding
 from ctxaudit.targets import pytest_options
 
 #: a failure that is ctxaudit's own error is an ERROR ("could not check"), not a finding
@@ -30,6 +32,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     failure_output.register(config, pytest_options.names())
     pytest_options.configure(config)
+    _seed(config)
+
+
+def _seed(config: pytest.Config) -> None:
+    """``--hypothesis-seed`` under a derandomized profile: Hypothesis ignores it there,
+    so a seed other than 0 is routed through :mod:`ctxaudit.seeding` (each test's own
+    random source from the seed and its digest: a search of its own, the same on every
+    run with that seed); 0 is the profile's own examples."""
+    from hypothesis import settings
+
+    given = config.getoption("--hypothesis-seed", default=None)
+    if given is None or not settings().derandomize:
+        return  # a random profile takes the seed as Hypothesis does
+    try:
+        seed = profiles.parse_seed(str(given))
+    except argparse.ArgumentTypeError as e:
+        raise pytest.UsageError(
+            f"--hypothesis-seed={given}: under the derandomized profile {_PROFILE!r} a "
+            f"seed is a non-negative decimal integer ({e})"
+        ) from None
+    if seed:
+        seeding.SEED[0] = seed
+        seeding.install_seed_hook()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
