@@ -35,10 +35,7 @@ R5 (the rest of the turn is).
 from __future__ import annotations
 
 import itertools
-import shutil
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -74,6 +71,7 @@ from ctxaudit.invariants.restore import (
     key,
     recent_broken,
 )
+from ctxaudit.locksteps.folders import end_example, example_folder
 from ctxaudit.locksteps.notes import event as _event
 from ctxaudit.locksteps.notes import note
 from ctxaudit.outcomes import CouldNotCheck
@@ -170,7 +168,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
         def setup(self, settings: Settings) -> None:
             note(f"{adapter.name}: {adapter.spell(settings)}")
             self.settings = settings
-            self.folder = Path(tempfile.mkdtemp(prefix="ctxaudit-restore-"))
+            self.folder = example_folder("restore")
             self.conversation = adapter.conversation(settings, self.folder)
             self.ids = itertools.count()
             #: every message's id the agent added, in order (those it was built with first)
@@ -194,15 +192,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             self.pending: tuple[Turn, int | None] | None = None
 
         def teardown(self) -> None:
-            conversation = getattr(self, "conversation", None)
-            try:
-                if conversation is not None:
-                    conversation.close()
-            finally:
-                # each example's folder goes with it: an audit runs hundreds of examples
-                folder = getattr(self, "folder", None)
-                if folder is not None:
-                    shutil.rmtree(folder, ignore_errors=True)
+            end_example(getattr(self, "conversation", None), getattr(self, "folder", None))
 
         def next_id(self, prefix: str) -> str:
             return f"{prefix}{next(self.ids)}"

@@ -18,10 +18,7 @@ the model: the events in order, each as written, and the state merged from its s
 from __future__ import annotations
 
 import itertools
-import shutil
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -40,6 +37,7 @@ from ctxaudit.concerns.sessions import (
     SessionsAdapter,
 )
 from ctxaudit.invariants.sessions import check_read
+from ctxaudit.locksteps.folders import end_example, example_folder
 from ctxaudit.locksteps.notes import event as _event
 from ctxaudit.locksteps.notes import note
 from model.sessions import TEMP, Contract, Key, Store
@@ -117,7 +115,7 @@ def make_machine(
         @initialize(app=st.sampled_from(APPS), user=st.sampled_from(USERS), state=deltas)
         def setup(self, app: str, user: str, state: tuple[tuple[str, Any], ...]) -> None:
             note(adapter.name)
-            self.folder = Path(tempfile.mkdtemp(prefix="ctxaudit-sessions-"))
+            self.folder = example_folder("sessions")
             self.store = adapter.store(self.folder)
             self.model = Store(contract)
             self.now = T0
@@ -128,15 +126,7 @@ def make_machine(
             self.create(app, user, state)
 
         def teardown(self) -> None:
-            store = getattr(self, "store", None)
-            try:
-                if store is not None:
-                    store.close()
-            finally:
-                # each example's folder goes with it: an audit runs hundreds of examples
-                folder = getattr(self, "folder", None)
-                if folder is not None:
-                    shutil.rmtree(folder, ignore_errors=True)
+            end_example(getattr(self, "store", None), getattr(self, "folder", None))
 
         def pick(self, data: st.DataObject, live: bool = True) -> Key | None:
             keys = [k for k in self.known if (k in self.model.events) == live]

@@ -10,7 +10,9 @@ finding's region is left out (``ctxaudit/targets/google_adk/findings.py``).
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
+from ctxaudit import profiles
 from ctxaudit.concerns.sessions import ReadStep
 from ctxaudit.locksteps.sessions import make_machine
 from ctxaudit.targets.google_adk import findings
@@ -30,4 +32,11 @@ def lockstep(kind: str) -> type:
 TestInMemory = lockstep("in-memory").TestCase
 TestSqlite = lockstep("sqlite").TestCase
 TestDatabase = lockstep("database").TestCase
+# The two that persist: each step writes a SQLite file and reads it back in every form
+# (some ten reads through SQLAlchemy for the database service): their search is sized
+# for a service-backed suite, per profile (ctxaudit/profiles.py, SERVICE_SEARCH). Before
+# every example began with a session (2026-12-07) three of four examples did nothing, so
+# this is about the work the larger search did then.
+TestSqlite.settings = settings(TestSqlite.settings, **profiles.service_search())
+TestDatabase.settings = settings(TestDatabase.settings, **profiles.service_search())
 assert len(KINDS) == 3  # one test per service
