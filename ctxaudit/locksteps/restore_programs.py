@@ -6,7 +6,8 @@ Each meets on every run a cell of the restore tables a search can miss: each man
 reduction followed by a restore, pinned or not, after a failed summary, after a proactive
 reduction, then a reduction after the restore and a restore again, with each store the
 harness has; a fold whose kept messages open on a tool result (R5), after a whole turn or
-after a provider error; an agent restored while a call awaits the user's answer.
+after a provider error; an agent restored while a call awaits the user's answer; an agent
+built with messages of its own, restored.
 
 A program the harness cannot run (a manager, pins, proactive reduction or an asking tool
 it lacks) raises :class:`NotApplicable` with the reason; a suite reports it skipped,
@@ -203,9 +204,29 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [turn([1], redact=True), turn([], overflow=0, redact=True), RESTORE, turn([1])],
     ),
+    # an agent built with messages of its own (its first session starts with them stored):
+    # its first prompt follows them in the session, a reduction and a restore after that
+    "summary-opens-with-its-own": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [turn([1]), RESTORE, turn([1], overflow=1), RESTORE, turn([])],
+    ),
+    "window-opens-with-its-own": (
+        WINDOW,
+        3,
+        None,
+        False,
+        [turn([1]), RESTORE, turn([1]), RESTORE, turn([])],
+    ),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }
+
+
+#: the programs whose agent is built with messages of its own (``Settings.opening``): how many
+OPENING: dict[str, int] = {"summary-opens-with-its-own": 2, "window-opens-with-its-own": 2}
 
 
 def programs(adapter: RestoreAdapter) -> list[tuple[str, str]]:
@@ -227,9 +248,12 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
         raise NotApplicable(f"{adapter.name} has no tool that asks the user")
     if not adapter.redacts and any(drawn.get("redact") for _, drawn in steps):
         raise NotApplicable(f"{adapter.name}'s model redacts no prompt")
+    opening = OPENING.get(name, 0)
+    if opening and not adapter.opens:
+        raise NotApplicable(f"{adapter.name} is not built with messages of its own")
     machine: Any = make_machine(adapter, left_out)()  # its rules, called as a search calls them
     try:
-        machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive))
+        machine.setup(settings=Settings(manager, keep, 0.5, pin, store, proactive, opening))
         for rule_name, drawn in steps:
             getattr(machine, rule_name)(**drawn)
     finally:

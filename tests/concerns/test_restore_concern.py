@@ -73,12 +73,19 @@ class PlainAgent:
     summaries: int = 0
     state: dict[str, object] = field(default_factory=dict)  # the key-value state tools write
     pending: str | None = None  # the call that awaits the user's answer
+    #: a new session's messages of its own are stored, and nothing after them yet
+    fresh: bool = False
 
     def add(self, message: Held) -> None:
         self.messages.append(message)
         log = self.folder / "log.json"
         stored = json.loads(log.read_text()) if log.exists() else []
-        stored.append([message.role, to_json(message)])
+        entry = [message.role, to_json(message)]
+        if self.fresh and stored and "prompt stored over the opening" in self.breaks:
+            stored[0] = entry  # the first message after them takes the first index again
+        else:
+            stored.append(entry)
+        self.fresh = False
         log.write_text(json.dumps(stored))
 
     def redact(self, message: Held) -> None:
@@ -196,6 +203,7 @@ class Conversation:
         if not restoring or "opening added again" in self.breaks:
             for message in opening(self.settings.opening):
                 agent.add(message)
+            agent.fresh = not restoring
         return agent
 
     def turn(self, turn: Turn) -> Observed:
@@ -320,6 +328,10 @@ def test_each_program_holds_on_the_agent_as_written(program: str) -> None:
         # a prompt a guardrail redacted comes back as it was before
         ("redaction not stored", ("summary-redacted-restored", "window-redacted-restored"),
          "S2: R1"),
+        # a new session of an agent built with messages of its own stores its first prompt
+        # over the first of them (strands' latest-message record, left unset, does that)
+        ("prompt stored over the opening",
+         ("summary-opens-with-its-own", "window-opens-with-its-own"), "S2: R1"),
         # kept messages that open on a tool result: strands' SA-FOLD-TAKES-RECENT class
         ("fold takes the recent",
          ("summary-kept-opens-on-a-result", "summary-after-a-provider-error"), "C1: R5"),
