@@ -30,6 +30,7 @@ harness is loaded.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -50,6 +51,15 @@ WRITES = "w"
 #: a tool call whose id starts with this asks the user before it runs (an approval): the
 #: agent stops there, the call held without its result, until the user answers
 ASKS = "q"
+#: a tool call whose id starts with this is running when the agent's process dies: the
+#: session's storage is left as it was at that moment (the adapter keeps a copy of it
+#: then), and the next agent is built over it (:attr:`Turn.dies_at`)
+DIES = "x"
+#: when a session store saves (:attr:`RestoreAdapter.saves`): after every message the
+#: agent adds; when a call of the agent ends; when a guardrail redacts a prompt
+MESSAGE, INVOCATION, REDACTION = "message", "invocation", "redaction"
+#: ... and when the agent has reduced the conversation on an overflow (before it retries)
+REDUCTION = "reduction"
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,14 @@ class Turn:
     #: ``redactContent.redactUserContentMessage``): the agent then holds the prompt as
     #: ``[<id>] ...``; "" for none
     redacts: str = ""
+    #: the round (by index: one call, its id starting with :data:`DIES`) whose tool is
+    #: running when the agent's process dies: the turn ends there, the call held without
+    #: its result; the storage stays as it was at that moment
+    #: (:attr:`Observed.died`), and the next agent is built over it
+    dies_at: int | None = None
+    #: what the user's code writes to the agent's key-value state (under ``"user"``) right
+    #: before it calls the agent ("" for nothing): the agent's store saves it with the call
+    user_writes: str = ""
 
 
 @dataclass(frozen=True)
@@ -138,6 +156,15 @@ class Observed:
     held_at: tuple[tuple[Held, ...], ...]
     #: the call stopped awaiting the user's answer to a tool that asks (:data:`ASKS`)
     asked: bool = False
+    #: the turn died (:attr:`Turn.dies_at`): what the agent held and its key-value state at
+    #: that moment, as the harness's public API showed them then
+    died: tuple[tuple[Held, ...], dict[str, object]] | None = None
+    #: a guardrail redacted the prompt (:attr:`Turn.redacts`): what the agent held right
+    #: after it did
+    redacted: tuple[Held, ...] | None = None
+    #: what the agent held, and its state, at each model call it made (summaries aside),
+    #: in order: where a death's store saved mid-call, the lockstep reads what was saved
+    seen: tuple[tuple[tuple[Held, ...], dict[str, object]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,7 +226,8 @@ class Conversation(Protocol):
 
     def restore(self) -> None:
         """Replace the agent with a new one over the same session (a new process), its
-        conversation restored by the harness; the lockstep goes on with the new one."""
+        conversation restored by the harness; the lockstep goes on with the new one. After
+        a turn that died, the session is the storage as it was at the death."""
 
     def close(self) -> None:
         """Release the session's storage (the example is over)."""
@@ -223,6 +251,15 @@ class RestoreAdapter(Protocol):
     asks: bool
     #: a guardrail of its model can redact the user's prompt (:attr:`Turn.redacts`)
     redacts: bool
+    #: optional (absent: False): its agent's process can be made to die while a tool runs
+    #: (:attr:`Turn.dies_at`); then ``saves`` says, for each store, when it saves
+    #: (:data:`MESSAGE`, :data:`INVOCATION`, :data:`REDACTION`, :data:`REDUCTION`), as the
+    #: harness documents it
+    dies: bool
+    saves: Mapping[str, tuple[str, ...]]
+    #: optional (absent: False): the user's code can write the agent's key-value state
+    #: between calls (:attr:`Turn.user_writes`)
+    user_state: bool
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         """A new agent under ``settings`` whose session lives in ``folder``."""

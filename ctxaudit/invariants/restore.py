@@ -15,6 +15,10 @@ restores (:mod:`ctxaudit.concerns.restore`):
 - R5 *the recent stay* (a summarizing manager): a summary is never sent any of the newest
   ``keep`` messages of the conversation the agent held when it asked for the summary: the
   manager always keeps those (C1: what a fold keeps).
+- R6 *a death loses only what was in flight*: the agent restored after its process died
+  holds the conversation and the key-value state the agent held at its store's last save
+  before the death (a store that saves every message: the moment it died; one that saves
+  when a call ends: the end of its last call), message for message (S2, S6).
 
 A message is known by the id its first block carries (:func:`key`).
 """
@@ -56,6 +60,30 @@ def check_restored_state(had: Mapping[str, object], got: Mapping[str, object]) -
         "R1: the restored agent holds another state than the agent that wrote the session:\n"
         f"  held:     {dict(had)}\n  restored: {dict(got)}"
     ]
+
+
+def check_restored_after_death(
+    saved: Sequence[Held],
+    saved_state: Mapping[str, object],
+    restored: Sequence[Held],
+    restored_state: Mapping[str, object],
+    when: str,
+) -> list[str]:
+    """R6: the agent restored after a death holds ``saved`` and ``saved_state``, what the
+    agent held at its store's last save (``when``: that moment, for the report)."""
+    broken = []
+    if list(restored) != list(saved):
+        broken.append(
+            "R6: the agent restored after its process died holds another conversation than "
+            f"the agent held {when}:\n  saved:    {spell(saved)}\n  restored: {spell(restored)}"
+        )
+    if dict(restored_state) != dict(saved_state):
+        broken.append(
+            "R6: the agent restored after its process died holds another state than the "
+            f"agent held {when}:\n  saved:    {dict(saved_state)}\n  restored: "
+            f"{dict(restored_state)}"
+        )
+    return broken
 
 
 def check_held(

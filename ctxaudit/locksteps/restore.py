@@ -14,7 +14,9 @@ on); in some turns a model call fails with a provider error, ending the turn wit
 answer; in some a tool asks the user before it runs, stopping the agent until the user
 answers (a restore may come between, and the rest of the turn, an overflow included,
 comes with the answer); in some a guardrail of the model redacts the prompt with the
-turn's first answer. Between turns the agent is restored from its
+turn's first answer; in some the user's code writes the agent's state before it calls the
+agent; in some the agent's process dies while a tool runs (the storage is kept as the death
+left it, and the next agent is built over it: R6). Between turns the agent is restored from its
 session (a new agent over the same storage) and the conversation goes on with the restored
 one: restores before any reduction, right after one, after several, and reductions after a
 restore.
@@ -50,6 +52,10 @@ from hypothesis.stateful import (
 from ctxaudit import shapes
 from ctxaudit.concerns.restore import (
     ASKS,
+    DIES,
+    MESSAGE,
+    REDACTION,
+    REDUCTION,
     SUMMARIZING,
     WRITES,
     FoldStep,
@@ -67,6 +73,7 @@ from ctxaudit.invariants.restore import (
     check_held,
     check_recent,
     check_restored,
+    check_restored_after_death,
     check_restored_state,
     key,
     recent_broken,
@@ -87,6 +94,7 @@ ALSO_HAD = (
     "a call awaiting the user",
     "a turn a provider error ended",
     "a prompt a guardrail redacted",
+    "a death while a tool ran",
 )
 #: the oldest of the messages a fold must keep (R5): where a cut that keeps tool calls with
 #: their results would have to move
@@ -123,6 +131,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
     """The restore lockstep of ``adapter``'s agent (``left_out``: its target's registered
     findings' regions)."""
     table = f"{RESTORES} ({adapter.name})"
+    dies = getattr(adapter, "dies", False)  # optional in the adapter protocol
     absent = (
         {}
         if adapter.pins
@@ -147,6 +156,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 ),
                 (ALSO_HAD[2], adapter.asks, f"{adapter.name} has no tool that asks the user"),
                 (ALSO_HAD[4], adapter.redacts, f"{adapter.name}'s model redacts no prompt"),
+                (ALSO_HAD[5], dies, f"{adapter.name}'s agent is not made to die"),
             )
             if not has
         },
@@ -190,6 +200,14 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             #: the turn whose call awaits the user's answer, with the reply its scripted
             #: fault ends it at (None: no call awaits)
             self.pending: tuple[Turn, int | None] | None = None
+            #: what the agent held, and its state, when its last call ended (what a store
+            #: that saves only then restores after a death): at first, the agent as built
+            self.end = (tuple(self.conversation.held()), self.conversation.state())
+            #: the calls a death left without their results (the harness answers them,
+            #: with an error, before the next prompt: strands-agents' Agent appends "a
+            #: toolResult message to have valid conversation")
+            self.dangling: tuple[str, ...] = ()
+            self.died = False  # the agent's process died, and it was restored since
 
         def teardown(self) -> None:
             end_example(getattr(self, "conversation", None), getattr(self, "folder", None))
@@ -217,6 +235,12 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             # a guardrail redacts the prompt at the turn's first answer (rare: most prompts
             # pass it)
             redact=st.integers(0, 4).map(lambda n: n == 0) if adapter.redacts else st.just(False),
+            # the user's code writes the agent's state before it calls the agent
+            user_writes=st.booleans() if getattr(adapter, "user_state", False) else st.just(False),
+            # the round whose one tool is running when the agent's process dies (rare)
+            dies=st.one_of(st.none(), st.none(), st.none(), st.integers(0, 1))
+            if dies
+            else st.none(),
         )
         def turn(
             self,
@@ -228,17 +252,33 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             writer: int | None = None,
             asks: int | None = None,
             redact: bool = False,
+            dies: int | None = None,
+            user_writes: bool = False,
         ) -> None:
+            # a call a death left without its results is answered first, at this prompt
+            self.added += [f"r-{c}" for c in self.dangling[:1]]
+            self.dangling = ()
             prompt = self.next_id("u")
             ask = None if asks is None or not rounds else min(asks, len(rounds) - 1)
+            die = (
+                None
+                if dies is None or not rounds or ask is not None
+                else min(dies, len(rounds) - 1)
+            )
+            if die is not None and (error is not None or self.left_out_if_reduced(summary_fails)):
+                die = None  # (not drawn with a provider error, nor in a finding's region)
             replies = tuple(
                 (self.next_id(ASKS),)
                 if i == ask
+                else (self.next_id(DIES),)
+                if i == die
                 else tuple(self.next_id(WRITES if i == writer else "t") for _ in range(n))
                 for i, n in enumerate(rounds)
             )
             answer = self.next_id("a")
             at = None if overflow is None else min(overflow, len(replies))
+            if die is not None and at is not None and at > die:
+                at = None  # the agent dies before that call
             # the model calls the turn makes: a reply each, and the overflowed one
             calls = len(replies) + 1 + (at is not None)
             full_at = None if full is None or not self.settings.proactive else min(full, calls - 1)
@@ -247,10 +287,23 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 full_at = None  # the turn ends before that call
             if ask is not None:
                 full_at = None  # (a proactive reduction is not drawn in a turn that asks)
+            if die is not None and full_at is not None and full_at > die + (at is not None):
+                full_at = None  # the agent dies before that call
             # a redaction comes with the first answer: none where the first call fails
             redacts = self.next_id("g") if redact and err != 0 else ""
+            wrote = self.next_id("v") if user_writes else ""
             turn = Turn(
-                prompt, (*replies, ()), at, answer, full_at, summary_fails, err, ask, redacts
+                prompt,
+                (*replies, ()),
+                at,
+                answer,
+                full_at,
+                summary_fails,
+                err,
+                ask,
+                redacts,
+                die,
+                wrote,
             )
             note(f"turn({turn!r})")
             before = len(self.added)
@@ -261,6 +314,16 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             if summary_fails and (at is not None or full_at is not None):
                 self.summary_failed |= self.settings.manager == SUMMARIZING
             stop = err if err is not None else at  # where a scripted fault may end the turn
+            if die is not None and not (observed.raised and observed.died is None):
+                # (an overflow it could not reduce may end the turn before the death)
+                if observed.died is None:
+                    raise CouldNotCheck(
+                        f"{adapter.name} did not run the tool its process was to die in: the "
+                        "lockstep cannot tell what it added"
+                    )
+                went = [prompt, *self.pairs(replies[:die]), replies[die][0]]
+                self.after_death(observed, went, replies[die], before, at, full_at)
+                return
             if ask is not None and (err is None or err > ask) and not observed.raised:
                 # the agent stops at the call that asks: the prompt, the rounds before it
                 # and that call were added; the rest comes with the user's answer
@@ -343,6 +406,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 self.check_fold(summary, sent, then)
             held = self.conversation.held()
             note(f"  held: {' '.join(key(m) for m in held)}")
+            self.end = (tuple(held), self.conversation.state())
             self.added += went
             self.state_written |= any(k.startswith(f"r-{WRITES}") for k in went)
             if self.first_try is None:
@@ -399,15 +463,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             if finding is not None:
                 _event(f"left out: {finding}")
                 return
-            had = (
-                "nothing reduced"
-                if not self.reduced
-                else "reduced after a restore"
-                if self.restored
-                else "reduced with pins"
-                if self.settings.pin
-                else "reduced"
-            )
+            had = self.had()
             held, state = self.conversation.held(), self.conversation.state()
             note("restore()")
             self.conversation.restore()
@@ -417,6 +473,22 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 state, self.conversation.state()
             )
             assert not broken, "S2: " + "\n".join(broken)
+            self.reach(had)
+
+        def had(self) -> str:
+            """What the conversation had been through, as the restore table reads it."""
+            return (
+                "nothing reduced"
+                if not self.reduced
+                else "reduced after a restore"
+                if self.restored
+                else "reduced with pins"
+                if self.settings.pin
+                else "reduced"
+            )
+
+        def reach(self, had: str) -> None:
+            """The cells a restore made reaches."""
             shapes.reached(table, self.settings.manager, had)
             for also, were in zip(
                 ALSO_HAD,
@@ -426,12 +498,74 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                     self.pending,
                     self.errored,
                     self.redacted,
+                    self.died,
                 ),
                 strict=True,
             ):
                 if were:
                     shapes.reached(also_table, self.settings.manager, also)
             _event(f"restored: {had}")
+
+        def left_out_if_reduced(self, summary_fails: bool) -> bool:
+            """A restore after this turn, were it to reduce, is in a registered finding's
+            region (the agent is not made to die there: its restore cannot be left out)."""
+            failed = self.summary_failed or summary_fails
+            return left_out(RestoreStep(self.settings, True, failed)) is not None
+
+        def after_death(
+            self,
+            observed: Observed,
+            went: list[str],
+            calls: tuple[str, ...],
+            before: int,
+            at: int | None,
+            full_at: int | None,
+        ) -> None:
+            """The agent's process died while the tool of ``calls`` ran (``went``: what the
+            turn had added then; ``at``, ``full_at``: its overflowed call and the call before
+            which it was full, as scripted): the next agent is built over the storage as the
+            death left it and holds what the agent held at its store's last save (R6); the
+            lockstep goes on with it, the calls without their results where that save had
+            them."""
+            assert observed.died is not None
+            _event("the agent died while a tool ran")
+            had = self.had()
+            saves = adapter.saves[self.settings.store]
+            reduces = at is not None or full_at is not None
+            # the store's last save before the death: what the agent held and its state then,
+            # what the turn had added by then, and whether it had reduced the conversation
+            if MESSAGE in saves:
+                saved, when = observed.died, "when it died"
+            else:  # the end of the last call, unless the turn saved later
+                redacted = REDACTION in saves and observed.redacted is not None
+                reduction = REDUCTION in saves and at is not None
+                # the later of the two where both came: the redaction comes with the first
+                # answer, after a reduction on the first call's overflow, before any other
+                if redacted and not (reduction and at):
+                    assert observed.redacted is not None
+                    # (no tool ran before it: the state is the first model call's)
+                    saved = (observed.redacted, observed.seen[0][1])
+                    when = "when a guardrail redacted its prompt"
+                    went, reduces = went[:1], at == 0 or full_at == 0
+                elif reduction and at is not None:
+                    # the call after the overflowed one was sent what was saved before it
+                    saved = observed.seen[at + 1]
+                    when = "when it had reduced the conversation on an overflow"
+                    went = went[: 1 + 2 * at]  # the prompt and the rounds before
+                else:
+                    saved, when = self.end, "at the end of its last call"
+                    went, reduces = [], False
+                calls = ()
+            note("  died; restore()")
+            self.conversation.restore()
+            self.restored = self.died = True
+            broken = check_restored_after_death(
+                saved[0], saved[1], self.conversation.held(), self.conversation.state(), when
+            )
+            assert not broken, "S2: " + "\n".join(broken)
+            self.reach(had)
+            self.after(observed, went, before, reduces)
+            self.dangling = calls
 
     return RestoreLockstep
 

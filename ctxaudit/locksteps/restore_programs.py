@@ -7,7 +7,8 @@ reduction followed by a restore, pinned or not, after a failed summary, after a 
 reduction, then a reduction after the restore and a restore again, with each store the
 harness has; a fold whose kept messages open on a tool result (R5), after a whole turn or
 after a provider error; an agent restored while a call awaits the user's answer; an agent
-built with messages of its own, restored.
+built with messages of its own, restored; an agent whose process dies while a tool runs,
+after a fold or a trim and a tool's write in the same turn.
 
 A program the harness cannot run (a manager, pins, proactive reduction or an asking tool
 it lacks) raises :class:`NotApplicable` with the reason; a suite reports it skipped,
@@ -41,10 +42,12 @@ def turn(
     writer: int | None = None,
     asks: int | None = None,
     redact: bool = False,
+    dies: int | None = None,
 ) -> Step:
     """A turn of a program, as the search would draw it."""
     drawn = dict(overflow=overflow, full=full, summary_fails=summary_fails, error=error)
-    return ("turn", dict(rounds=rounds, **drawn, writer=writer, asks=asks, redact=redact))
+    more = dict(writer=writer, asks=asks, redact=redact, dies=dies)
+    return ("turn", dict(rounds=rounds, **drawn, **more))
 
 
 def _fold_twice() -> list[Step]:
@@ -220,6 +223,29 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [turn([1]), RESTORE, turn([1]), RESTORE, turn([])],
     ),
+    # the agent's process dies while a tool runs, after a fold (or a trim) and a state write
+    # in the same turn: the next agent holds what the last save had (the storage as the
+    # death left it), and the conversation goes on from there, restored again
+    "summary-dies-after-a-fold": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [
+            turn([1], writer=0),
+            turn([1]),
+            turn([1, 1], overflow=1, writer=0, dies=1),
+            turn([1]),
+            RESTORE,
+        ],
+    ),  # fmt: skip
+    "window-dies-after-a-trim": (
+        WINDOW,
+        3,
+        None,
+        False,
+        [turn([1]), turn([1]), turn([1, 1], writer=0, dies=1), turn([1]), RESTORE],
+    ),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }
@@ -248,6 +274,10 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
         raise NotApplicable(f"{adapter.name} has no tool that asks the user")
     if not adapter.redacts and any(drawn.get("redact") for _, drawn in steps):
         raise NotApplicable(f"{adapter.name}'s model redacts no prompt")
+    if not getattr(adapter, "dies", False) and any(
+        drawn.get("dies") is not None for _, drawn in steps
+    ):
+        raise NotApplicable(f"{adapter.name}'s agent is not made to die")
     opening = OPENING.get(name, 0)
     if opening and not adapter.opens:
         raise NotApplicable(f"{adapter.name} is not built with messages of its own")

@@ -16,7 +16,10 @@ from hypothesis import HealthCheck, Phase, settings
 
 from ctxaudit.concerns.restore import (
     ASKS,
+    DIES,
+    INVOCATION,
     MANAGERS,
+    MESSAGE,
     OVERFLOW,
     PROVIDER_DOWN,
     SUMMARIZING,
@@ -39,7 +42,13 @@ FIRST_FAILURE = settings(QUICK, phases=[Phase.generate])
 #: the breaks the search needs more examples to meet (R5's: a fold whose share reaches
 #: the recent messages just where the oldest of them is a tool result; the search meets
 #: it at the 200th example, the programs on every run)
-MORE_EXAMPLES = {"pins once": 300, "fold takes the recent": 300}
+MORE_EXAMPLES = {
+    "pins once": 300,
+    "fold takes the recent": 300,
+    # a death after a fold or a tool's write in the same turn
+    "state saved at the end of a call": 600,
+    "failed summary counts": 600,
+}
 
 
 #: a summary the agent wrote: its id, the ids it was sent, the conversation it cut
@@ -75,27 +84,38 @@ class PlainAgent:
     pending: str | None = None  # the call that awaits the user's answer
     #: a new session's messages of its own are stored, and nothing after them yet
     fresh: bool = False
+    log: list[list[object]] = field(default_factory=list)  # every message stored, in order
 
     def add(self, message: Held) -> None:
+        """A message added: the "log" store saves it, and the agent's state, at once (the
+        "end" store saves both when the call ends)."""
         self.messages.append(message)
-        log = self.folder / "log.json"
-        stored = json.loads(log.read_text()) if log.exists() else []
-        entry = [message.role, to_json(message)]
-        if self.fresh and stored and "prompt stored over the opening" in self.breaks:
-            stored[0] = entry  # the first message after them takes the first index again
+        entry: list[object] = [message.role, to_json(message)]
+        if self.fresh and self.log and "prompt stored over the opening" in self.breaks:
+            self.log[0] = entry  # the first message after them takes the first index again
         else:
-            stored.append(entry)
+            self.log.append(entry)
         self.fresh = False
-        log.write_text(json.dumps(stored))
+        if self.settings.store == "log" or "end store saves mid-call" in self.breaks:
+            self.write_log()
+            if "state saved at the end of a call" not in self.breaks:
+                self.save()
+
+    def write_log(self) -> None:
+        (self.folder / "log.json").write_text(json.dumps(self.log))
 
     def redact(self, message: Held) -> None:
         """A guardrail's redaction of the latest message, held and stored in its place."""
         self.messages[-1] = message
-        log = self.folder / "log.json"
-        stored = json.loads(log.read_text())
         if "redaction not stored" not in self.breaks:
-            stored[-1] = [message.role, to_json(message)]
-        log.write_text(json.dumps(stored))
+            self.log[-1] = [message.role, to_json(message)]
+        if self.settings.store == "log":
+            self.write_log()
+
+    def end(self) -> None:
+        """A call of the agent ended: both stores save."""
+        self.write_log()
+        self.save()
 
     def save(self) -> None:
         state = {
@@ -112,7 +132,8 @@ class PlainAgent:
         state_file, log = self.folder / "state.json", self.folder / "log.json"
         if not log.exists():
             return
-        stored = [from_json(r, b) for r, b in json.loads(log.read_text())]
+        self.log = json.loads(log.read_text())
+        stored = [from_json(r, b) for r, b in self.log]  # type: ignore[arg-type]
         state = json.loads(state_file.read_text()) if state_file.exists() else None
         if state is None:
             self.messages = stored
@@ -199,14 +220,24 @@ class Conversation:
         an existing one restores what it stored."""
         agent = PlainAgent(self.settings, self.folder, self.breaks)
         restoring = (self.folder / "log.json").exists()
+        self.died: tuple[tuple[Held, ...], dict[str, object]] | None = None
+        #: the storage's files as a death left them (None: not there), for the next agent
+        self.dead: dict[str, str | None] | None = None
         agent.load()
         if not restoring or "opening added again" in self.breaks:
             for message in opening(self.settings.opening):
                 agent.add(message)
             agent.fresh = not restoring
+            agent.end()
         return agent
 
     def turn(self, turn: Turn) -> Observed:
+        if turn.user_writes:  # the user's code writes the agent's state before the call
+            self.agent.state = {**self.agent.state, "user": turn.user_writes}
+        last = self.agent.messages[-1].blocks if self.agent.messages else ()
+        calls = [b.id for b in last if b.kind == "call"]
+        if calls:  # calls a death left without results: answered first (with an error)
+            self.agent.add(Held("user", tuple(Block("result", c) for c in calls)))
         self.agent.add(Held("user", (Block("text", turn.prompt),)))
         replies: list[object] = list(turn.replies)
         if turn.overflow_at is not None:
@@ -229,7 +260,7 @@ class Conversation:
     def run(self) -> Observed:
         """The turn's model calls from where it stands, until it ends or a tool asks."""
         a, turn, observed = self.agent, self.current, list[Summary]()
-        raised, asked = None, False
+        raised, asked, self.died = None, False, None
         while self.script:
             call, reply = self.script.pop(0)
             if self.settings.proactive and call == turn.full_at:
@@ -250,6 +281,15 @@ class Conversation:
                 break
             calls = tuple(reply)  # type: ignore[arg-type]
             a.add(Held("assistant", tuple(Block("call", c) for c in calls)))
+            if calls[0].startswith(DIES):  # the process dies while its tool runs
+                self.die()
+                return Observed(
+                    None,
+                    tuple((name, sent) for name, sent, _ in observed),
+                    tuple(t for *_, t in observed),
+                    False,
+                    self.died,
+                )
             if calls[0].startswith(ASKS):  # the tool asks the user first: the agent stops
                 a.pending, asked = calls[0], True
                 break
@@ -258,12 +298,12 @@ class Conversation:
                 if c.startswith(WRITES):
                     writes = a.state.get("writes", 0)
                     assert isinstance(writes, int)
-                    a.state = {"last": c, "writes": writes + 1}
+                    a.state = {**a.state, "last": c, "writes": writes + 1}
         if not asked:
             self.script = []
         if self.settings.manager != SUMMARIZING and len(a.messages) > self.settings.keep:
             a.reduce(observed)  # a window is applied after every call
-        a.save()
+        a.end()
         return Observed(
             raised,
             tuple((name, sent) for name, sent, _ in observed),
@@ -277,7 +317,20 @@ class Conversation:
     def state(self) -> dict[str, object]:
         return dict(self.agent.state)
 
+    def die(self) -> None:
+        """The process dies: the storage is kept as it is, with what the agent held."""
+        self.dead = {}
+        for name in ("log.json", "state.json"):
+            file = self.folder / name
+            self.dead[name] = file.read_text() if file.exists() else None
+        self.died = (tuple(self.agent.messages), dict(self.agent.state))
+
     def restore(self) -> None:
+        for name, text in (self.dead or {}).items():  # after a death: as the death left it
+            if text is None:
+                (self.folder / name).unlink(missing_ok=True)
+            else:
+                (self.folder / name).write_text(text)
         self.agent = self.build()
 
     def close(self) -> None:
@@ -290,11 +343,14 @@ class Adapter:
     name: str = "the test's plain agent"
     managers: tuple[str, ...] = MANAGERS
     pins: bool = True
-    stores: tuple[str, ...] = ("log",)
+    stores: tuple[str, ...] = ("log", "end")
     proactive: bool = True
     opens: bool = True
     asks: bool = True
     redacts: bool = True
+    dies: bool = True
+    user_state: bool = True
+    saves = {"log": (MESSAGE,), "end": (INVOCATION,)}
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         return Conversation(settings, folder, self.breaks)
@@ -330,6 +386,8 @@ def test_each_program_holds_on_the_agent_as_written(program: str) -> None:
          "S2: R1"),
         # a new session of an agent built with messages of its own stores its first prompt
         # over the first of them (strands' latest-message record, left unset, does that)
+        ("state saved at the end of a call",
+         ("summary-dies-after-a-fold", "window-dies-after-a-trim"), "S2: R6"),
         ("prompt stored over the opening",
          ("summary-opens-with-its-own", "window-opens-with-its-own"), "S2: R1"),
         # kept messages that open on a tool result: strands' SA-FOLD-TAKES-RECENT class
@@ -356,12 +414,18 @@ def test_the_programs_see_a_planted_break_without_a_search(
         ("pins once", MANAGERS, "S6: R2:"),
         ("fold loses a message", (SUMMARIZING,), "S6: R3:"),
         ("cut splits a pair", MANAGERS, "S6: R4:"),
-        ("failed summary counts", (SUMMARIZING,), "S2: R1:"),
+        ("failed summary counts", (SUMMARIZING,), "S2: holds another conversation"),
         ("fold takes the recent", (SUMMARIZING,), "C1: R5:"),
         ("state not restored", MANAGERS, "S2: R1: the restored agent holds another state"),
         ("opening added again", MANAGERS, "S2: R1: the restored agent holds another conv"),
         ("restore answers the pending", MANAGERS, "S2: R1: the restored agent holds another conv"),
-        ("redaction not stored", MANAGERS, "S2: R1: the restored agent holds another conv"),
+        # (after a restore, or after a death: R1 or R6)
+        ("redaction not stored", MANAGERS, "S2: holds another conversation"),
+        # a store that saves every message but the agent's state (and the manager's) only
+        # when a call ends: a death after a fold or a tool's write restores them older
+        ("state saved at the end of a call", MANAGERS, "S2: R6: the agent restored after"),
+        # a store that saves when a call ends, but saves the messages of a call that died
+        ("end store saves mid-call", MANAGERS, "S2: R6: the agent restored after"),
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(

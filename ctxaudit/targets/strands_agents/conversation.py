@@ -11,6 +11,8 @@ agent reduces its conversation and calls again; or fails a call with a provider 
 (the agent raises it, and the turn ends). Asked to summarize (the conversation ends
 with the summarization request), it writes ``[sN]`` followed by the ids of the messages it
 was sent. A restore is a new ``Agent`` with a new session manager over the same folder.
+A tool may be running when the agent's process dies: the folder is copied as it is then,
+and the next agent is built over that copy.
 
 Runs inside a strands-agents environment.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -38,9 +41,14 @@ from strands.types.tools import ToolContext  # noqa: E402
 
 from ctxaudit.concerns.restore import (  # noqa: E402
     ASKS,
+    DIES,
+    INVOCATION,
     MANAGERS,
+    MESSAGE,
     OVERFLOW,
     PROVIDER_DOWN,
+    REDACTION,
+    REDUCTION,
     SUMMARIZING,
     SUMMARY_DOWN,
     WRITES,
@@ -58,12 +66,21 @@ ASK = "Please summarize this conversation."
 ID = re.compile(r"^\[([a-z]\d+)\]")
 
 
+class Died(BaseException):
+    """The agent's process died while a tool ran: a ``BaseException``, as a kill is never
+    an error the harness turns into a tool's result."""
+
+
 @tool(context=True)  # type: ignore[untyped-decorator]
 def lookup(key: str, tool_context: ToolContext) -> str:
     """Look a key up (the faked model's one tool): its result names the call it answers.
     A call the lockstep marks as a writer writes the agent's state, as a tool does; one it
     marks as asking interrupts the agent for the user's approval first (strands' interrupts,
-    "human-in-the-loop"), and runs when the user answers."""
+    "human-in-the-loop"), and runs when the user answers; in one it marks as dying, the
+    agent's process dies (the storage is kept as it is at that moment)."""
+    if key.startswith(DIES):
+        tool_context.agent.model.die()
+        raise Died(key)
     if key.startswith(ASKS):
         tool_context.interrupt("approve", reason=key)
     if key.startswith(WRITES):
@@ -102,6 +119,13 @@ class ScriptedModel(Model):
         self.full_at: int | None = None  # the call before which the window is full
         self.summary_fails = False
         self.redacts = ""  # the id the prompt takes when the next answer redacts it
+        #: what the agent held, and its state, at each model call of this call of the agent
+        self.seen: list[tuple[tuple[Held, ...], dict[str, object]]] = []
+        self.state_of: Callable[[], dict[str, object]] = dict
+        #: what the agent held right after it redacted the prompt, in this call
+        self.redacted: tuple[Held, ...] | None = None
+        #: the process dies (a tool of a dying call calls it, then raises :class:`Died`)
+        self.die: Callable[[], None] = lambda: None
 
     def update_config(self, **model_config: Any) -> None:
         pass
@@ -133,6 +157,7 @@ class ScriptedModel(Model):
                 yield event
             return
         self.calls += 1
+        self.seen.append((tuple(held_of(m) for m in self.holding()), self.state_of()))
         if not self.replies:  # the agent called more often than the lockstep can tell
             raise CouldNotCheck(
                 f"the faked model has no reply scripted for the turn's call {self.calls}"
@@ -145,6 +170,8 @@ class ScriptedModel(Model):
         if self.redacts:  # a guardrail's verdict on the prompt, with the first answer
             yield {"redactContent": {"redactUserContentMessage": f"[{self.redacts}] redacted"}}
             self.redacts = ""
+            # the agent redacted the prompt as it took the event in: what it holds now
+            self.redacted = tuple(held_of(m) for m in self.holding())
         if isinstance(reply, str):
             for event in _text(reply):
                 yield event
@@ -217,11 +244,18 @@ class Conversation:
     """One agent, its manager and its file session, restorable."""
 
     def __init__(self, settings: Settings, folder: Path) -> None:
-        self.settings, self.folder = settings, folder
+        self.settings = settings
+        #: the session's storage, and its copy as a death left it (the next agent's)
+        self.folder, self.dead = folder / "live", folder / "dead"
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.model = ScriptedModel()
         self.model.holding = lambda: self.agent.messages
+        self.model.state_of = self.state
+        self.model.die = self.die
         self.agent = self.new_agent()
         self.awaiting: list[str] = []  # the ids of the interrupts that await the user
+        #: what the agent held and its state when its process died
+        self.died: tuple[tuple[Held, ...], dict[str, object]] | None = None
 
     def new_agent(self) -> Any:
         return Agent(
@@ -247,6 +281,8 @@ class Conversation:
         self.model.calls, self.model.full_at = 0, turn.full_at
         self.model.summary_fails = turn.summary_fails
         self.model.redacts = turn.redacts
+        if turn.user_writes:  # the user's code, before it calls the agent
+            self.agent.state.set("user", turn.user_writes)
         return self.call(f"[{turn.prompt}] ask")
 
     def answer(self) -> Observed:
@@ -259,11 +295,15 @@ class Conversation:
     def call(self, prompt: Any) -> Observed:
         """One call of the agent, as its user makes it."""
         before = len(self.model.summaries)
-        raised, self.awaiting = None, []
+        raised, self.awaiting, self.died = None, [], None
+        self.model.redacted, self.model.seen = None, []
         try:
             result = self.agent(prompt)
             if result.stop_reason == "interrupt":
                 self.awaiting = [i.id for i in result.interrupts or ()]
+        except Died:
+            if self.died is None:
+                raise CouldNotCheck("the agent died but the storage was not kept") from None
         except Exception as e:
             # ctxaudit's own error (the script ran out, a bug in the fake) is never the
             # agent's failed reduction: the lockstep could not check the turn
@@ -280,7 +320,17 @@ class Conversation:
             tuple(self.model.summaries[before:]),
             tuple(self.model.held_at[before:]),
             bool(self.awaiting),
+            self.died,
+            self.model.redacted,
+            tuple(self.model.seen),
         )
+
+    def die(self) -> None:
+        """The process dies now: the storage is kept as it is (the agent that goes on in
+        this process for a moment writes only to the live folder), with what the agent
+        held and its state."""
+        shutil.copytree(self.folder, self.dead)
+        self.died = (tuple(self.held()), self.state())
 
     def held(self) -> list[Held]:
         return [held_of(m) for m in self.agent.messages]
@@ -289,6 +339,9 @@ class Conversation:
         return dict(self.agent.state.get())
 
     def restore(self) -> None:
+        if self.dead.exists():  # after a death: the storage as the death left it
+            shutil.rmtree(self.folder)
+            self.dead.rename(self.folder)
         self.agent = self.new_agent()
 
     def close(self) -> None:
@@ -305,6 +358,17 @@ class Restore:
     #: a guardrail's redaction of the user's message (redactContent in the model's stream,
     #: as Bedrock's guardrails send it; the session manager's redact_latest_message)
     redacts = True
+    #: its process can die while a tool runs; when each store saves: the message log
+    #: "persist[s] each message individually" (the snapshot module's docstring); the
+    #: snapshot saves "after every agent invocation completes" by default
+    #: (``save_latest_strategy="invocation"``)
+    #: (and "Guardrail redactions are flushed immediately under every strategy")
+    dies = True
+    #: the user's code writes the agent's state (``agent.state.set``) between calls
+    user_state = True
+    #: and the agent "Sync[s] agent after reduce_context to keep conversation_manager_state
+    #: up to date in the session" (Agent._execute_event_loop_cycle)
+    saves = {"file": (MESSAGE,), "snapshot": (INVOCATION, REDACTION, REDUCTION)}
 
     def __init__(self, version: str = "") -> None:
         import inspect
