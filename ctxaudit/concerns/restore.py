@@ -118,6 +118,9 @@ class Turn:
     #: what the user's code writes to the agent's key-value state (under ``"user"``) right
     #: before it calls the agent ("" for nothing): the agent's store saves it with the call
     user_writes: str = ""
+    #: the prompt is the very message object the user's code passed in the previous call,
+    #: which a provider error ended (a retry): the agent may hold it twice, one object
+    retries: bool = False
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,9 @@ class RestoreAdapter(Protocol):
     #: optional (absent: False): the user's code can write the agent's key-value state
     #: between calls (:attr:`Turn.user_writes`)
     user_state: bool
+    #: optional (absent: False): the user's code can call the agent again with the prompt
+    #: object a provider error left (:attr:`Turn.retries`)
+    retries: bool
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
         """A new agent under ``settings`` whose session lives in ``folder``."""

@@ -25,6 +25,7 @@ A message is known by the id its first block carries (:func:`key`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ctxaudit.concerns.restore import Block, Held
@@ -106,27 +107,41 @@ def check_held(
             f"R2: the pinned {' '.join(pinned)} are not held at the front: {' '.join(keys)}"
         )
     if summarizing:
-        covered: dict[str, str] = {}  # an id sent to a held summary, by that summary
+        # how many times each id was sent to the held summaries (directly, or through a
+        # summary a held one was sent: each summary counted once), and to which first
+        covered: Counter[str] = Counter()
+        by: dict[str, str] = {}
+        visited: set[str] = set()
 
         def cover(summary: str) -> None:
+            if summary in visited:
+                return
+            visited.add(summary)
             for sent in summaries.get(summary, ()):
-                if sent not in covered:
-                    covered[sent] = summary
-                    cover(sent)
+                covered[sent] += 1
+                by.setdefault(sent, summary)
+                cover(sent)
 
         for k in keys:
             if k in summaries:
                 cover(k)
-        # a message is covered once any of its blocks was sent (its first is its key)
-        for k in added:
-            if k not in keys and k not in covered:
+        # a message is covered once any of its blocks was sent (its first is its key); a
+        # message the agent added twice (a retried prompt) is held or covered twice
+        times, held_times = Counter(added), Counter(keys)
+        for k in dict.fromkeys(added):
+            n, h, c = times[k], held_times[k], covered[k]
+            if h + c == 0:
                 broken.append(f"R3: {k} is neither held nor in a held summary")
-        for k in keys:
-            if k in covered:
-                broken.append(f"R3: {k} is held and also in the held summary {covered[k]}")
-        for k in set(keys):
-            if keys.count(k) > 1:
-                broken.append(f"R3: {k} is held {keys.count(k)} times")
+            elif h + c < n:
+                broken.append(
+                    f"R3: {k} was added {n} times; it is held {h} and in held summaries {c} times"
+                )
+        for k in dict.fromkeys(keys):
+            n, h, c = times[k] or 1, held_times[k], covered[k]  # (a summary: made once)
+            if h > n:
+                broken.append(f"R3: {k} is held {h} times")
+            elif h + c > n:
+                broken.append(f"R3: {k} is held and also in the held summary {by[k]}")
     for i, m in enumerate(held):
         results = {b.id for b in m.blocks if b.kind == "result"}
         if not results:
@@ -145,7 +160,15 @@ def check_recent(sent: Sequence[str], held_then: Sequence[Held], keep: int) -> t
     summary was asked for) the summary was sent (``sent``: the ids it was sent, a result's
     as ``r-`` and its call's id)."""
     recent = held_then[-keep:] if keep > 0 else ()
-    return tuple(m for m in recent if any(_sent_as(b) in sent for b in m.blocks))
+    # an id the conversation held more than once (a retried prompt): the summary took a
+    # recent copy only when it was sent more copies than the older messages hold
+    older = Counter(
+        _sent_as(b) for m in held_then[: len(held_then) - len(recent)] for b in m.blocks
+    )
+    times = Counter(sent)
+    return tuple(
+        m for m in recent if any(times[_sent_as(b)] > older[_sent_as(b)] for b in m.blocks)
+    )
 
 
 def _sent_as(block: Block) -> str:

@@ -95,6 +95,7 @@ ALSO_HAD = (
     "a turn a provider error ended",
     "a prompt a guardrail redacted",
     "a death while a tool ran",
+    "a prompt retried after a provider error",
 )
 #: the oldest of the messages a fold must keep (R5): where a cut that keeps tool calls with
 #: their results would have to move
@@ -157,6 +158,11 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 (ALSO_HAD[2], adapter.asks, f"{adapter.name} has no tool that asks the user"),
                 (ALSO_HAD[4], adapter.redacts, f"{adapter.name}'s model redacts no prompt"),
                 (ALSO_HAD[5], dies, f"{adapter.name}'s agent is not made to die"),
+                (
+                    ALSO_HAD[6],
+                    getattr(adapter, "retries", False),
+                    f"{adapter.name} is not called again with a prompt it was called with",
+                ),
             )
             if not has
         },
@@ -195,6 +201,10 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             self.restored = False
             self.state_written = False  # a tool call that writes the agent's state ran
             self.errored = False  # a provider error ended a turn
+            #: the prompt (its id now) of the last call, which a provider error ended: the
+            #: user's code may pass the same object again (None: no retry can come)
+            self.retry_of: str | None = None
+            self.retried = False  # the user's code retried a prompt
             self.redacted = False  # a guardrail redacted a prompt the agent holds or held
             self.summary_failed = False
             #: the turn whose call awaits the user's answer, with the reply its scripted
@@ -237,6 +247,8 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             redact=st.integers(0, 4).map(lambda n: n == 0) if adapter.redacts else st.just(False),
             # the user's code writes the agent's state before it calls the agent
             user_writes=st.booleans() if getattr(adapter, "user_state", False) else st.just(False),
+            # after a provider error, the user's code passes the same prompt object again
+            retry=st.booleans() if getattr(adapter, "retries", False) else st.just(False),
             # the round whose one tool is running when the agent's process dies (rare)
             dies=st.one_of(st.none(), st.none(), st.none(), st.integers(0, 1))
             if dies
@@ -254,11 +266,13 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             redact: bool = False,
             dies: int | None = None,
             user_writes: bool = False,
+            retry: bool = False,
         ) -> None:
             # a call a death left without its results is answered first, at this prompt
             self.added += [f"r-{c}" for c in self.dangling[:1]]
             self.dangling = ()
-            prompt = self.next_id("u")
+            retried, self.retry_of = (self.retry_of if retry else None), None
+            prompt = retried or self.next_id("u")
             ask = None if asks is None or not rounds else min(asks, len(rounds) - 1)
             die = (
                 None
@@ -304,11 +318,20 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 redacts,
                 die,
                 wrote,
+                retried is not None,
             )
             note(f"turn({turn!r})")
             before = len(self.added)
+            #: what the agent had added before this call (a store that saves only when a
+            #: call ends restores it after a death: the retried prompt as it was, too)
+            self.kept = list(self.added)
             observed = self.conversation.turn(turn)
+            if retried is not None:
+                self.retried = True
+                _event("a prompt retried after a provider error")
             if redacts and not (at == 0 and observed.raised):  # the first call answered
+                if retried is not None:
+                    self.redact_retried(retried, redacts, observed)
                 prompt, self.redacted = redacts, True  # the agent holds the prompt redacted
                 _event("a guardrail redacted the prompt")
             if summary_fails and (at is not None or full_at is not None):
@@ -339,7 +362,25 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                     )
                 self.expect_asked(observed, False)
                 went = [prompt, *self.settle(observed, replies, stop, answer, err is not None)]
+                if err is not None and observed.raised:
+                    self.retry_of = prompt
             self.after(observed, went, before, at is not None or full_at is not None)
+
+        def redact_retried(self, old: str, new: str, observed: Observed) -> None:
+            """A guardrail redacted a retried prompt: the object the agent holds twice (or
+            more), so each copy it still held then reads redacted (those a summary had been
+            sent before the redaction were not held any more)."""
+            folded = sum(ids.count(old) for ids in self.summaries.values())
+            for (_, ids), then in zip(observed.summaries, observed.held_at, strict=True):
+                if old in {key(m) for m in then}:  # made before the redaction
+                    folded += ids.count(old)
+            # a fold takes the oldest: the first ``folded`` copies were not held any more
+            seen = 0
+            for i, k in enumerate(self.added):
+                if k == old:
+                    seen += 1
+                    if seen > folded:
+                        self.added[i] = new
 
         @precondition(lambda self: self.pending is not None)
         @rule()
@@ -467,7 +508,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             held, state = self.conversation.held(), self.conversation.state()
             note("restore()")
             self.conversation.restore()
-            self.restored = True
+            self.restored, self.retry_of = True, None  # (a new process: no retry of an object)
             got = self.conversation.held()
             broken = check_restored(held, got) + check_restored_state(
                 state, self.conversation.state()
@@ -499,6 +540,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                     self.errored,
                     self.redacted,
                     self.died,
+                    self.retried,
                 ),
                 strict=True,
             ):
@@ -555,10 +597,12 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 else:
                     saved, when = self.end, "at the end of its last call"
                     went, reduces = [], False
+                    self.added = self.kept
                 calls = ()
             note("  died; restore()")
             self.conversation.restore()
             self.restored = self.died = True
+            self.retry_of = None
             broken = check_restored_after_death(
                 saved[0], saved[1], self.conversation.held(), self.conversation.state(), when
             )

@@ -8,7 +8,8 @@ reduction, then a reduction after the restore and a restore again, with each sto
 harness has; a fold whose kept messages open on a tool result (R5), after a whole turn or
 after a provider error; an agent restored while a call awaits the user's answer; an agent
 built with messages of its own, restored; an agent whose process dies while a tool runs,
-after a fold or a trim and a tool's write in the same turn.
+after a fold or a trim and a tool's write in the same turn; a prompt retried after a
+provider error (the same object, held twice) that a guardrail redacts.
 
 A program the harness cannot run (a manager, pins, proactive reduction or an asking tool
 it lacks) raises :class:`NotApplicable` with the reason; a suite reports it skipped,
@@ -43,10 +44,11 @@ def turn(
     asks: int | None = None,
     redact: bool = False,
     dies: int | None = None,
+    retry: bool = False,
 ) -> Step:
     """A turn of a program, as the search would draw it."""
     drawn = dict(overflow=overflow, full=full, summary_fails=summary_fails, error=error)
-    more = dict(writer=writer, asks=asks, redact=redact, dies=dies)
+    more = dict(writer=writer, asks=asks, redact=redact, dies=dies, retry=retry)
     return ("turn", dict(rounds=rounds, **drawn, **more))
 
 
@@ -246,6 +248,23 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [turn([1]), turn([1]), turn([1, 1], writer=0, dies=1), turn([1]), RESTORE],
     ),
+    # a provider error ends a turn after its tool round; the user's code calls the agent
+    # again with the very prompt object, and a guardrail redacts it: the agent holds it
+    # twice, redacted both times, and so must the session
+    "summary-retried-redacted": (
+        SUMMARIZING,
+        3,
+        None,
+        False,
+        [turn([1], error=1), turn([1], retry=True, redact=True), RESTORE, turn([])],
+    ),
+    "window-retried-redacted": (
+        WINDOW,
+        8,
+        None,
+        False,
+        [turn([1], error=1), turn([1], retry=True, redact=True), RESTORE, turn([])],
+    ),
     "window-restored": (WINDOW, 3, None, False, _fold_twice()),
     "window-pinned-restored": (WINDOW, 3, 2, False, _fold_twice()),
 }
@@ -278,6 +297,8 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
         drawn.get("dies") is not None for _, drawn in steps
     ):
         raise NotApplicable(f"{adapter.name}'s agent is not made to die")
+    if not getattr(adapter, "retries", False) and any(drawn.get("retry") for _, drawn in steps):
+        raise NotApplicable(f"{adapter.name} is not called again with a prompt object")
     opening = OPENING.get(name, 0)
     if opening and not adapter.opens:
         raise NotApplicable(f"{adapter.name} is not built with messages of its own")

@@ -48,6 +48,7 @@ MORE_EXAMPLES = {
     # a death after a fold or a tool's write in the same turn
     "state saved at the end of a call": 600,
     "failed summary counts": 600,
+    "retried prompt redacted once": 600,
 }
 
 
@@ -85,6 +86,8 @@ class PlainAgent:
     #: a new session's messages of its own are stored, and nothing after them yet
     fresh: bool = False
     log: list[list[object]] = field(default_factory=list)  # every message stored, in order
+    #: the object each entry of the log was stored from (None: read back from the log)
+    objects: list[Held | None] = field(default_factory=list)
 
     def add(self, message: Held) -> None:
         """A message added: the "log" store saves it, and the agent's state, at once (the
@@ -93,8 +96,10 @@ class PlainAgent:
         entry: list[object] = [message.role, to_json(message)]
         if self.fresh and self.log and "prompt stored over the opening" in self.breaks:
             self.log[0] = entry  # the first message after them takes the first index again
+            self.objects[0] = message
         else:
             self.log.append(entry)
+            self.objects.append(message)
         self.fresh = False
         if self.settings.store == "log" or "end store saves mid-call" in self.breaks:
             self.write_log()
@@ -105,10 +110,17 @@ class PlainAgent:
         (self.folder / "log.json").write_text(json.dumps(self.log))
 
     def redact(self, message: Held) -> None:
-        """A guardrail's redaction of the latest message, held and stored in its place."""
-        self.messages[-1] = message
-        if "redaction not stored" not in self.breaks:
-            self.log[-1] = [message.role, to_json(message)]
+        """A guardrail's redaction of the latest message, held and stored in its place: the
+        message object is rewritten, so wherever the agent holds it again (a retried
+        prompt), and every entry stored from it."""
+        old = self.messages[-1]
+        self.messages = [message if m is old else m for m in self.messages]
+        for i, stored in enumerate(self.objects):
+            if stored is not old or "redaction not stored" in self.breaks:
+                continue
+            if i < len(self.log) - 1 and "retried prompt redacted once" in self.breaks:
+                continue
+            self.log[i], self.objects[i] = [message.role, to_json(message)], message
         if self.settings.store == "log":
             self.write_log()
 
@@ -133,6 +145,7 @@ class PlainAgent:
         if not log.exists():
             return
         self.log = json.loads(log.read_text())
+        self.objects = [None] * len(self.log)
         stored = [from_json(r, b) for r, b in self.log]  # type: ignore[arg-type]
         state = json.loads(state_file.read_text()) if state_file.exists() else None
         if state is None:
@@ -210,6 +223,7 @@ class Conversation:
         self.settings, self.folder, self.breaks = settings, folder, breaks
         self.agent = self.build()
         self.redacting = ""  # the id the prompt takes at the turn's first answer, if any
+        self.prompt: Held | None = None  # the user's last prompt object
         #: the turn under way and its model calls still to come (kept across restores,
         #: as the faked model of a harness keeps its script)
         self.current = Turn("", ((),))
@@ -238,7 +252,9 @@ class Conversation:
         calls = [b.id for b in last if b.kind == "call"]
         if calls:  # calls a death left without results: answered first (with an error)
             self.agent.add(Held("user", tuple(Block("result", c) for c in calls)))
-        self.agent.add(Held("user", (Block("text", turn.prompt),)))
+        if not (turn.retries and self.prompt):  # a retry: the object of the call before
+            self.prompt = Held("user", (Block("text", turn.prompt),))
+        self.agent.add(self.prompt)
         replies: list[object] = list(turn.replies)
         if turn.overflow_at is not None:
             replies.insert(turn.overflow_at, OVERFLOW)
@@ -274,7 +290,10 @@ class Conversation:
                     break
                 continue
             if self.redacting:  # a guardrail's verdict on the prompt, with the first answer
-                a.redact(Held("user", (Block("text", self.redacting),)))
+                old, new = a.messages[-1], Held("user", (Block("text", self.redacting),))
+                a.redact(new)
+                if self.prompt is old:  # the user's object reads redacted too
+                    self.prompt = new
                 self.redacting = ""
             if reply == ():
                 a.add(Held("assistant", (Block("text", turn.answer),)))
@@ -350,6 +369,7 @@ class Adapter:
     redacts: bool = True
     dies: bool = True
     user_state: bool = True
+    retries: bool = True
     saves = {"log": (MESSAGE,), "end": (INVOCATION,)}
 
     def conversation(self, settings: Settings, folder: Path) -> Conversation:
@@ -388,6 +408,10 @@ def test_each_program_holds_on_the_agent_as_written(program: str) -> None:
         # over the first of them (strands' latest-message record, left unset, does that)
         ("state saved at the end of a call",
          ("summary-dies-after-a-fold", "window-dies-after-a-trim"), "S2: R6"),
+        # a retried prompt (one object, held twice) redacted: only its latest record is
+        # rewritten (strands keeps its records to rewrite each)
+        ("retried prompt redacted once",
+         ("summary-retried-redacted", "window-retried-redacted"), "S2: R1"),
         ("prompt stored over the opening",
          ("summary-opens-with-its-own", "window-opens-with-its-own"), "S2: R1"),
         # kept messages that open on a tool result: strands' SA-FOLD-TAKES-RECENT class
@@ -426,6 +450,7 @@ def test_the_programs_see_a_planted_break_without_a_search(
         ("state saved at the end of a call", MANAGERS, "S2: R6: the agent restored after"),
         # a store that saves when a call ends, but saves the messages of a call that died
         ("end store saves mid-call", MANAGERS, "S2: R6: the agent restored after"),
+        ("retried prompt redacted once", MANAGERS, "S2: holds another conversation"),
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(

@@ -256,6 +256,7 @@ class Conversation:
         self.awaiting: list[str] = []  # the ids of the interrupts that await the user
         #: what the agent held and its state when its process died
         self.died: tuple[tuple[Held, ...], dict[str, object]] | None = None
+        self.prompt: list[dict[str, Any]] = []  # the user's last prompt object
 
     def new_agent(self) -> Any:
         return Agent(
@@ -283,7 +284,11 @@ class Conversation:
         self.model.redacts = turn.redacts
         if turn.user_writes:  # the user's code, before it calls the agent
             self.agent.state.set("user", turn.user_writes)
-        return self.call(f"[{turn.prompt}] ask")
+        # the prompt as a list of messages (an input the agent takes as it is): a retry
+        # passes the very object of the call before
+        if not (turn.retries and self.prompt):
+            self.prompt = [{"role": "user", "content": [{"text": f"[{turn.prompt}] ask"}]}]
+        return self.call(self.prompt)
 
     def answer(self) -> Observed:
         """The user approves each call that awaits an answer, with the ids the stopped
@@ -366,6 +371,8 @@ class Restore:
     dies = True
     #: the user's code writes the agent's state (``agent.state.set``) between calls
     user_state = True
+    #: ... and calls the agent again with the prompt object a provider error left
+    retries = True
     #: and the agent "Sync[s] agent after reduce_context to keep conversation_manager_state
     #: up to date in the session" (Agent._execute_event_loop_cycle)
     saves = {"file": (MESSAGE,), "snapshot": (INVOCATION, REDACTION, REDUCTION)}
