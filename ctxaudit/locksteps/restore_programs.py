@@ -45,10 +45,13 @@ def turn(
     redact: bool = False,
     dies: int | None = None,
     retry: bool = False,
+    user_writes: bool = False,
 ) -> Step:
     """A turn of a program, as the search would draw it."""
     drawn = dict(overflow=overflow, full=full, summary_fails=summary_fails, error=error)
     more = dict(writer=writer, asks=asks, redact=redact, dies=dies, retry=retry)
+    if user_writes:
+        more["user_writes"] = True
     return ("turn", dict(rounds=rounds, **drawn, **more))
 
 
@@ -241,6 +244,22 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
             RESTORE,
         ],
     ),  # fmt: skip
+    # the user's code writes the agent's state, then calls it, and the process dies in the
+    # first tool: the write was saved with the prompt (a store that saves every message)
+    "summary-user-writes-then-dies": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [turn([1]), turn([1], user_writes=True, dies=0), turn([]), RESTORE],
+    ),
+    "window-user-writes-then-dies": (
+        WINDOW,
+        3,
+        None,
+        False,
+        [turn([1]), turn([1], user_writes=True, dies=0), turn([]), RESTORE],
+    ),
     "window-dies-after-a-trim": (
         WINDOW,
         3,
@@ -299,6 +318,10 @@ def run_program(name: str, store: str, adapter: RestoreAdapter, left_out: LeftOu
         raise NotApplicable(f"{adapter.name}'s agent is not made to die")
     if not getattr(adapter, "retries", False) and any(drawn.get("retry") for _, drawn in steps):
         raise NotApplicable(f"{adapter.name} is not called again with a prompt object")
+    if not getattr(adapter, "user_state", False) and any(
+        drawn.get("user_writes") for _, drawn in steps
+    ):
+        raise NotApplicable(f"{adapter.name}'s state is not written by the user's code")
     opening = OPENING.get(name, 0)
     if opening and not adapter.opens:
         raise NotApplicable(f"{adapter.name} is not built with messages of its own")

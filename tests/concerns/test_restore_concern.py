@@ -407,7 +407,8 @@ def test_each_program_holds_on_the_agent_as_written(program: str) -> None:
         # a new session of an agent built with messages of its own stores its first prompt
         # over the first of them (strands' latest-message record, left unset, does that)
         ("state saved at the end of a call",
-         ("summary-dies-after-a-fold", "window-dies-after-a-trim"), "S2: R6"),
+         ("summary-dies-after-a-fold", "window-dies-after-a-trim",
+          "summary-user-writes-then-dies", "window-user-writes-then-dies"), "S2: R6"),
         # a retried prompt (one object, held twice) redacted: only its latest record is
         # rewritten (strands keeps its records to rewrite each)
         ("retried prompt redacted once",
