@@ -178,6 +178,8 @@ class RestoreStep:
     reduced: bool  # the conversation was reduced (folded or trimmed) since it began
     #: a summary the manager asked for failed since the conversation began
     summary_failed: bool = False
+    #: a guardrail redacted a prompt the agent held twice (a retried one) since then
+    retried_redacted: bool = False
 
 
 @dataclass(frozen=True)

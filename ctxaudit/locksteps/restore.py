@@ -205,6 +205,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             #: user's code may pass the same object again (None: no retry can come)
             self.retry_of: str | None = None
             self.retried = False  # the user's code retried a prompt
+            self.retried_redacted = False  # ... and a guardrail redacted it
             self.redacted = False  # a guardrail redacted a prompt the agent holds or held
             self.summary_failed = False
             #: the turn whose call awaits the user's answer, with the reply its scripted
@@ -279,7 +280,10 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                 if dies is None or not rounds or ask is not None
                 else min(dies, len(rounds) - 1)
             )
-            if die is not None and (error is not None or self.left_out_if_reduced(summary_fails)):
+            redacts_retry = retried is not None and redact
+            if die is not None and (
+                error is not None or self.left_out_if_reduced(summary_fails, redacts_retry)
+            ):
                 die = None  # (not drawn with a provider error, nor in a finding's region)
             replies = tuple(
                 (self.next_id(ASKS),)
@@ -332,6 +336,7 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
             if redacts and not (at == 0 and observed.raised):  # the first call answered
                 if retried is not None:
                     self.redact_retried(retried, redacts, observed)
+                    self.retried_redacted = True
                 prompt, self.redacted = redacts, True  # the agent holds the prompt redacted
                 _event("a guardrail redacted the prompt")
             if summary_fails and (at is not None or full_at is not None):
@@ -499,7 +504,9 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
         def restore(self) -> None:
             if self.pending is not None:
                 _event("restored while a call awaits the user")
-            step = RestoreStep(self.settings, self.reduced, self.summary_failed)
+            step = RestoreStep(
+                self.settings, self.reduced, self.summary_failed, self.retried_redacted
+            )
             finding = left_out(step)
             if finding is not None:
                 _event(f"left out: {finding}")
@@ -548,11 +555,13 @@ def make_machine(adapter: RestoreAdapter, left_out: LeftOut = never) -> type[Rul
                     shapes.reached(also_table, self.settings.manager, also)
             _event(f"restored: {had}")
 
-        def left_out_if_reduced(self, summary_fails: bool) -> bool:
-            """A restore after this turn, were it to reduce, is in a registered finding's
-            region (the agent is not made to die there: its restore cannot be left out)."""
+        def left_out_if_reduced(self, summary_fails: bool, redacts_retry: bool) -> bool:
+            """A restore after this turn, were it to reduce (or redact a retried prompt), is
+            in a registered finding's region (the agent is not made to die there: its restore
+            cannot be left out)."""
             failed = self.summary_failed or summary_fails
-            return left_out(RestoreStep(self.settings, True, failed)) is not None
+            retried = self.retried_redacted or redacts_retry
+            return left_out(RestoreStep(self.settings, True, failed, retried)) is not None
 
         def after_death(
             self,

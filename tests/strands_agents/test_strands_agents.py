@@ -48,6 +48,7 @@ REACHED_BY = {
     "SA-FAILED-SUMMARY-SKIPS-RESTORE": "summary-failed-restored",
     "SA-FOLD-TAKES-RECENT": "summary-kept-opens-on-a-result",
     "SA-PINS-FEWER-THAN-PIN-FIRST": "window-pins-more-than-it-held",
+    "SA-RETRIED-REDACTION-NOT-STORED": "summary-retried-redacted",
 }
 #: what the program says it saw: the invariant that fails on each
 SAW = {

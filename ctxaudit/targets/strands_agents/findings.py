@@ -132,6 +132,25 @@ FINDINGS: tuple[Finding, ...] = (
         _test("test_sa_fold_takes_recent"),
     ),
     Finding(
+        "SA-RETRIED-REDACTION-NOT-STORED",
+        frozenset({"1.40.0", "1.43.0"}),
+        "S2",
+        "a prompt the user's code passes again after a failed call (the same message object: "
+        "the agent holds it twice, stored twice by FileSessionManager) and that a guardrail "
+        "then redacts is redacted in both places the agent holds it (one object), but the "
+        "session rewrites only its latest record: a restored agent holds the first copy as "
+        "it was before the redaction, the content the guardrail blocked. Fixed upstream "
+        "between 1.43.0 and 1.62.0 (RepositorySessionManager keeps the records it wrote and "
+        "redact_latest_message rewrites every one of the redacted object: 'A retried prompt "
+        "may have stored the same dict in an earlier record; rewrite those too')",
+        SESSIONS_DOC
+        + "; redact_latest_message: 'Redact the latest message appended to the session' "
+        "(the agent calls it when the model's guardrail asks to redact the user's message)",
+        "a restore from FileSessionManager after a guardrail redacted a retried prompt",
+        lambda s: isinstance(s, RestoreStep) and s.settings.store == "file" and s.retried_redacted,
+        _test("test_sa_retried_redaction_not_stored"),
+    ),
+    Finding(
         "SA-PINS-FEWER-THAN-PIN-FIRST",
         PINNING,
         "S6",

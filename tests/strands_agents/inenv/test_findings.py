@@ -62,6 +62,14 @@ def test_sa_fold_takes_recent() -> None:
     )
 
 
+@pytest.mark.properties("S2")
+def test_sa_retried_redaction_not_stored() -> None:
+    assert reproduces("SA-RETRIED-REDACTION-NOT-STORED"), (
+        "a restore after a guardrail redacted a retried prompt gives back both copies "
+        "redacted now: fixed?"
+    )
+
+
 @pytest.mark.properties("S6")
 def test_sa_pins_fewer_than_pin_first() -> None:
     assert reproduces("SA-PINS-FEWER-THAN-PIN-FIRST"), (
