@@ -48,7 +48,6 @@ MORE_EXAMPLES = {
     # a death after a fold or a tool's write in the same turn
     "state saved at the end of a call": 600,
     "failed summary counts": 600,
-    "retried prompt redacted once": 600,
 }
 
 
@@ -302,13 +301,7 @@ class Conversation:
             a.add(Held("assistant", tuple(Block("call", c) for c in calls)))
             if calls[0].startswith(DIES):  # the process dies while its tool runs
                 self.die()
-                return Observed(
-                    None,
-                    tuple((name, sent) for name, sent, _ in observed),
-                    tuple(t for *_, t in observed),
-                    False,
-                    self.died,
-                )
+                return self.observed(None, observed, False)
             if calls[0].startswith(ASKS):  # the tool asks the user first: the agent stops
                 a.pending, asked = calls[0], True
                 break
@@ -323,11 +316,16 @@ class Conversation:
         if self.settings.manager != SUMMARIZING and len(a.messages) > self.settings.keep:
             a.reduce(observed)  # a window is applied after every call
         a.end()
+        return self.observed(raised, observed, asked)
+
+    def observed(self, raised: str | None, summaries: list[Summary], asked: bool) -> Observed:
+        """What the call did: its error, its summaries, whether it asked; how it died."""
         return Observed(
             raised,
-            tuple((name, sent) for name, sent, _ in observed),
-            tuple(t for *_, t in observed),
+            tuple((name, sent) for name, sent, _ in summaries),
+            tuple(t for *_, t in summaries),
             asked,
+            self.died,
         )
 
     def held(self) -> list[Held]:
@@ -451,7 +449,9 @@ def test_the_programs_see_a_planted_break_without_a_search(
         ("state saved at the end of a call", MANAGERS, "S2: R6: the agent restored after"),
         # a store that saves when a call ends, but saves the messages of a call that died
         ("end store saves mid-call", MANAGERS, "S2: R6: the agent restored after"),
-        ("retried prompt redacted once", MANAGERS, "S2: holds another conversation"),
+        # (a retried prompt redacted, "retried prompt redacted once": a provider error, a
+        # retry and a redaction in a row, which the search meets too rarely to wait for;
+        # the programs meet it on every run)
     ],
 )
 def test_each_planted_break_fails_with_what_sees_it(
