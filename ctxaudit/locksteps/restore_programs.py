@@ -96,6 +96,28 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         False,
         [*_fold_twice()[:2], turn([1], overflow=1, summary_fails=True), *_fold_twice()[3:]],
     ),
+    # two folds of text alone with a restore after each: the second folds the first's
+    # summary, which the store never held, so the count of stored messages folded is one
+    # less than what it summarized. A count off by one brings back (or skips) the message
+    # at the cut: here a prompt, which no repair of tool pairs can drop (after a tool
+    # round the message there is a result, which strands' restore drops as an orphan)
+    "summary-folds-twice-over-text": (
+        SUMMARIZING,
+        2,
+        None,
+        False,
+        [
+            turn([]),
+            turn([]),
+            turn([], overflow=0),
+            RESTORE,
+            turn([]),
+            turn([]),
+            turn([], overflow=0),
+            RESTORE,
+            turn([]),
+        ],
+    ),  # fmt: skip
     "summary-proactive-restored": (
         SUMMARIZING,
         2,
