@@ -70,6 +70,11 @@ def _fold_twice() -> list[Step]:
     ]
 
 
+def _text_fold() -> list[Step]:
+    """Two answered prompts, then a third whose first call overflows: a fold of text."""
+    return [turn([]), turn([]), turn([], overflow=0)]
+
+
 def _ask_and_restore() -> list[Step]:
     return [
         turn([1]),
@@ -106,18 +111,8 @@ PROGRAMS: dict[str, tuple[str, int, int | None, bool, list[Step]]] = {
         2,
         None,
         False,
-        [
-            turn([]),
-            turn([]),
-            turn([], overflow=0),
-            RESTORE,
-            turn([]),
-            turn([]),
-            turn([], overflow=0),
-            RESTORE,
-            turn([]),
-        ],
-    ),  # fmt: skip
+        [*_text_fold(), RESTORE, *_text_fold(), RESTORE, turn([])],
+    ),
     "summary-proactive-restored": (
         SUMMARIZING,
         2,
